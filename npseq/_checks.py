@@ -1,0 +1,77 @@
+"""Input checks for public boundaries.
+
+Each check raises an error that names the argument, what was expected and what
+was given, so a learner never has to decode a NumPy broadcasting error.
+"""
+from __future__ import annotations
+
+from . import backend
+
+
+def _describe_shape(shape) -> str:
+    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def check_array(name: str, array) -> None:
+    """``array`` must be a NumPy or CuPy array."""
+    if not hasattr(array, "shape") or not hasattr(array, "dtype"):
+        raise TypeError(f"{name}: expected an array, got {type(array).__name__}")
+
+
+def check_ndim(name: str, array, ndim: int, layout: str = "") -> None:
+    """``array.ndim == ndim``; ``layout`` (e.g. ``"(N, T, D)"``) is named in the error."""
+    check_array(name, array)
+    if array.ndim != ndim:
+        what = f"a {ndim}-d array {layout}".rstrip()
+        raise ValueError(f"{name}: expected {what}, got shape {tuple(array.shape)}")
+
+
+def check_shape(name: str, array, expected: tuple) -> None:
+    """``array.shape`` matches ``expected``, where ``None`` matches any size."""
+    check_array(name, array)
+    shape = tuple(array.shape)
+    if len(shape) != len(expected) or any(e is not None and e != s for e, s in zip(expected, shape)):
+        raise ValueError(f"{name}: expected shape {_describe_shape(expected)}, got {shape}")
+
+
+def check_float(name: str, array) -> None:
+    """``array`` holds floating-point numbers."""
+    check_array(name, array)
+    if array.dtype.kind != "f":
+        raise TypeError(f"{name}: expected a floating-point array, got dtype {array.dtype}")
+
+
+def check_int(name: str, array) -> None:
+    """``array`` holds integers (token ids, labels, lengths)."""
+    check_array(name, array)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name}: expected an integer array, got dtype {array.dtype}")
+
+
+def check_index_range(name: str, array, size: int, what: str = "ids") -> None:
+    """Integer ``array`` holds values in ``[0, size)``."""
+    check_int(name, array)
+    if array.size == 0:
+        return
+    low, high = int(array.min()), int(array.max())
+    if low < 0 or high >= size:
+        bad = low if low < 0 else high
+        raise IndexError(f"{name}: expected {what} in [0, {size - 1}], got {bad}")
+
+
+def check_same_backend(name: str, array, reference) -> None:
+    """``array`` lives on the same backend (host or device) as ``reference``."""
+    have = backend.get_array_module(array).__name__
+    want = backend.get_array_module(reference).__name__
+    if have != want:
+        raise TypeError(f"{name}: expected a {want} array (the model's backend), got a {have} array")
+
+
+def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
+    """``valid_lens`` is an integer array of shape ``leading`` or ``leading[:1]``, values in [0, limit]."""
+    check_int(name, valid_lens)
+    shape = tuple(valid_lens.shape)
+    if shape not in (tuple(leading), tuple(leading[:1])):
+        raise ValueError(f"{name}: expected shape {_describe_shape(leading[:1])} or "
+                         f"{_describe_shape(leading)}, got {shape}")
+    check_index_range(name, valid_lens, limit + 1, what="lengths")

@@ -1,0 +1,125 @@
+"""The array backend: the one place where npseq imports NumPy or CuPy.
+
+Every other module asks this one for its array module, so the same code runs on
+the CPU (NumPy) and on a GPU (CuPy):
+
+* ``backend.xp`` is the array module for *new* arrays (parameters, zeros, masks).
+  Read it as an attribute at call time (``backend.xp.zeros(...)``), never with
+  ``from npseq.backend import xp``: :func:`set_backend` rebinds it.
+* ``get_array_module(*arrays)`` is the module that owns the given arrays; the
+  functional layer uses it, so a pure function follows its inputs (Chainer's
+  ``xp`` idiom) and never mixes devices.
+* ``numpy`` is re-exported for host-side work that is not computation on model
+  tensors (text processing, file I/O, random number generation on the host).
+
+The backend is chosen by ``set_backend("numpy" | "cupy")`` or, at import time,
+by the ``NPSEQ_BACKEND`` environment variable.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+
+import numpy
+
+__all__ = [
+    "xp", "numpy", "set_backend", "backend_name", "get_array_module", "to_numpy",
+    "asarray", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
+]
+
+BACKENDS = ("numpy", "cupy")
+
+xp = numpy
+"""The array module that new arrays are created with (NumPy or CuPy)."""
+
+default_dtype = numpy.dtype(numpy.float32)
+"""The dtype of new parameters: float32 for training; gradient checks ask for float64."""
+
+
+class BackendError(RuntimeError):
+    """The requested backend cannot run here (CuPy missing, or no GPU visible)."""
+
+
+def _load_cupy():
+    """Import CuPy and make sure it sees a GPU, or say which extra to install."""
+    hint = ('install the CuPy extra that matches your CUDA toolkit: '
+            'pip install -e ".[cuda12]" (CUDA 12.x) or pip install -e ".[cuda13]" (CUDA 13.x)')
+    try:
+        cupy = importlib.import_module("cupy")
+    except ImportError as exc:
+        raise BackendError(f"backend 'cupy' needs CuPy, which is not installed ({exc}); {hint}") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CuPy raises CUDARuntimeError or ImportError-like errors without a driver
+        raise BackendError(f"backend 'cupy' needs a CUDA GPU, but CuPy could not reach one: {exc}") from None
+    if count < 1:
+        raise BackendError("backend 'cupy' needs a CUDA GPU, but none is visible "
+                           "(check CUDA_VISIBLE_DEVICES and the driver)")
+    return cupy
+
+
+def set_backend(name: str):
+    """Select the array module for new arrays: ``"numpy"`` (default) or ``"cupy"``.
+
+    Returns the selected module. Raises ``ValueError`` for an unknown name and
+    :class:`BackendError` (naming the pip extra to install) when CuPy or a GPU is
+    missing.
+    """
+    global xp
+    if name not in BACKENDS:
+        raise ValueError(f"backend: expected one of {BACKENDS}, got {name!r}")
+    xp = numpy if name == "numpy" else _load_cupy()
+    return xp
+
+
+def backend_name() -> str:
+    """``"numpy"`` or ``"cupy"``: the backend that new arrays are created on."""
+    return "numpy" if xp is numpy else "cupy"
+
+
+def get_array_module(*arrays):
+    """The array module (NumPy or CuPy) that owns ``arrays``.
+
+    Arrays that are not CuPy arrays (NumPy arrays, Python scalars, ``None``)
+    count as NumPy, so this never imports CuPy when it is not in use.
+    """
+    for array in arrays:
+        if type(array).__module__.startswith("cupy"):
+            return importlib.import_module("cupy")
+    return numpy
+
+
+def to_numpy(array):
+    """A NumPy copy of ``array`` on the host (a NumPy array is returned as is)."""
+    if type(array).__module__.startswith("cupy"):
+        return array.get()
+    return numpy.asarray(array)
+
+
+def asarray(array, dtype=None):
+    """``array`` as an array of the current backend (copied to the device if needed)."""
+    if xp is numpy:
+        return numpy.asarray(to_numpy(array), dtype=dtype)
+    return xp.asarray(array, dtype=dtype)
+
+
+def set_default_dtype(dtype) -> None:
+    """Set the dtype of new parameters (``float32`` or ``float64``)."""
+    global default_dtype
+    dtype = numpy.dtype(dtype)
+    if dtype not in (numpy.float32, numpy.float64):
+        raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
+    default_dtype = dtype
+
+
+def scatter_add(target, indices, values) -> None:
+    """``target[indices] += values`` with repeated indices accumulated (in place)."""
+    if get_array_module(target) is numpy:
+        numpy.add.at(target, indices, values)
+    else:
+        importlib.import_module("cupyx").scatter_add(target, indices, values)
+
+
+_requested = os.environ.get("NPSEQ_BACKEND", "").strip().lower()
+if _requested:
+    set_backend(_requested)

@@ -1,0 +1,17 @@
+"""Pure forward/backward pairs: ``out, cache = f_forward(...)``, ``grads = f_backward(dout, cache)``.
+
+No state and no classes beyond the named caches; the math lives here. The RNN
+names and signatures are those of the CS231n assignments, so this package is a
+drop-in for their ``rnn_layers.py``.
+"""
+from .activations import (
+    ActivationCache, MaskedSoftmaxCache, log_softmax_backward, log_softmax_forward, masked_softmax,
+    masked_softmax_backward, sequence_mask, sigmoid, sigmoid_backward, sigmoid_forward,
+    softmax_backward, softmax_forward, tanh_backward, tanh_forward,
+)
+from .layers import (
+    AffineCache, DropoutCache, TemporalAffineCache, WordEmbeddingCache, affine_backward,
+    affine_forward, dropout_backward, dropout_forward, temporal_affine_backward,
+    temporal_affine_forward, word_embedding_backward, word_embedding_forward,
+)
+from .losses import softmax_loss, temporal_softmax_loss

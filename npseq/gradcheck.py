@@ -1,0 +1,288 @@
+"""Finite-difference gradient checks that say which tensor and which element is wrong.
+
+The analytic gradient of a backward pass is compared with the centered difference
+
+.. math:: \\frac{\\partial f}{\\partial x_i} \\approx \\frac{f(x + h e_i) - f(x - h e_i)}{2h},
+
+whose error is :math:`O(h^2)`. Array-valued functions are reduced to the scalar
+:math:`\\sum_j \\text{out}_j \\, d\\text{out}_j` with a fixed random upstream gradient
+``dout``, which makes its gradient exactly what a backward pass computes from ``dout``.
+
+The per-element relative error is the CS231n one,
+
+.. math:: r_i = \\frac{|a_i - n_i|}{\\max(10^{-8},\\ |a_i| + |n_i|)},
+
+and a check passes when :math:`\\max_i r_i` is below the tolerance (``1e-7`` by
+default; use float64 inputs, where a correct backward reaches ``1e-9`` or better).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from . import backend
+from .grad_mode import no_grad
+
+DEFAULT_TOL = 1e-7
+
+
+def _relative_errors(a, b):
+    xp = backend.get_array_module(a, b)
+    return xp.abs(a - b) / xp.maximum(1e-8, xp.abs(a) + xp.abs(b))
+
+
+def rel_error(a, b) -> float:
+    """Largest elementwise relative error :math:`\\max_i |a_i-b_i| / \\max(10^{-8}, |a_i|+|b_i|)`."""
+    xp = backend.get_array_module(a, b)
+    a, b = xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"b: expected shape {a.shape} (the shape of a), got {b.shape}")
+    return float(_relative_errors(a, b).max()) if a.size else 0.0
+
+
+def numerical_gradient(f: Callable, x, df=None, h: float = 1e-5):
+    """Centered-difference gradient of :math:`\\sum f(x) \\odot df` with respect to ``x``.
+
+    ``x`` is perturbed in place, one element at a time, and restored exactly, so
+    ``f`` may ignore its argument and read ``x`` from a closure.
+
+    Args:
+        f: ``f(x)`` returns an array (then ``df`` has its shape) or a scalar (``df=None``).
+        x: float64 array of any shape, NumPy or CuPy.
+        df: upstream gradient, the shape of ``f(x)``; ``None`` for a scalar ``f``.
+        h: step size.
+
+    Returns:
+        An array shaped like ``x`` (same backend).
+    """
+    if x.dtype != backend.numpy.float64:
+        raise TypeError(f"x: expected a float64 array (finite differences in {x.dtype} are "
+                        f"too coarse to check a gradient), got dtype {x.dtype}")
+    xp = backend.get_array_module(x)
+    grad = xp.zeros_like(x)
+    for index in backend.numpy.ndindex(*x.shape):
+        original = x[index].item()
+        x[index] = original + h
+        plus = f(x)
+        x[index] = original - h
+        minus = f(x)
+        x[index] = original
+        change = plus - minus if df is None else ((plus - minus) * df).sum()
+        grad[index] = change / (2 * h)
+    return grad
+
+
+@dataclasses.dataclass
+class GradCheckRow:
+    """One tensor's verdict: where the worst element is and what both gradients say there."""
+    name: str
+    shape: tuple
+    max_rel_error: float
+    worst_index: tuple | None
+    analytic_value: float | None
+    numeric_value: float | None
+    ok: bool
+    problem: str = ""
+    analytic: Any = dataclasses.field(default=None, repr=False)
+    numeric: Any = dataclasses.field(default=None, repr=False)
+
+
+@dataclasses.dataclass
+class GradCheckReport:
+    """The result of :func:`check_function` or :func:`check_module`; prints as a table."""
+    rows: list
+    tol: float = DEFAULT_TOL
+
+    @property
+    def ok(self) -> bool:
+        """True when every tensor passed."""
+        return all(row.ok for row in self.rows)
+
+    @property
+    def max_rel_error(self) -> float:
+        return max((row.max_rel_error for row in self.rows), default=0.0)
+
+    def __getitem__(self, name: str) -> GradCheckRow:
+        for row in self.rows:
+            if row.name == name:
+                return row
+        raise KeyError(f"name: no tensor {name!r} in this report; it has {[r.name for r in self.rows]}")
+
+    def table(self) -> str:
+        header = ("tensor", "shape", "max rel error", "worst at", "analytic", "numeric", "verdict")
+        lines = []
+        for row in self.rows:
+            verdict = "ok" if row.ok else (f"FAIL ({row.problem})" if row.problem else "FAIL")
+            lines.append((
+                row.name,
+                "x".join(map(str, row.shape)) or "scalar",
+                f"{row.max_rel_error:.2e}",
+                "-" if row.worst_index is None else str(list(row.worst_index)),
+                "-" if row.analytic_value is None else f"{row.analytic_value:+.6e}",
+                "-" if row.numeric_value is None else f"{row.numeric_value:+.6e}",
+                verdict,
+            ))
+        widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        rule = "  ".join("-" * w for w in widths)
+        body = [fmt.format(*header), rule] + [fmt.format(*line) for line in lines]
+        summary = (f"all {len(self.rows)} tensors agree (tolerance {self.tol:.0e})" if self.ok else
+                   f"{sum(not r.ok for r in self.rows)} of {len(self.rows)} tensors disagree "
+                   f"(tolerance {self.tol:.0e})")
+        return "\n".join(body + [summary])
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def compare(name: str, analytic, numeric, tol: float = DEFAULT_TOL) -> GradCheckRow:
+    """Compare one analytic gradient with its numerical estimate and locate the worst element."""
+    shape = tuple(numeric.shape)
+    if analytic is None or not hasattr(analytic, "shape") or tuple(analytic.shape) != shape:
+        given = "None" if analytic is None else str(tuple(getattr(analytic, "shape", ())))
+        return GradCheckRow(name, shape, float("inf"), None, None, None, False,
+                            problem=f"backward gave shape {given}, expected {shape}",
+                            analytic=analytic, numeric=numeric)
+    a = backend.to_numpy(analytic).astype(backend.numpy.float64)
+    n = backend.to_numpy(numeric).astype(backend.numpy.float64)
+    if a.size == 0:
+        return GradCheckRow(name, shape, 0.0, None, None, None, True, analytic=a, numeric=n)
+    errors = _relative_errors(a, n)
+    if not backend.numpy.all(backend.numpy.isfinite(a)):
+        errors = backend.numpy.where(backend.numpy.isfinite(a), errors, backend.numpy.inf)
+    flat = int(backend.numpy.argmax(errors))
+    worst = tuple(int(i) for i in backend.numpy.unravel_index(flat, shape))
+    max_error = float(errors.reshape(-1)[flat])
+    return GradCheckRow(name, shape, max_error, worst, float(a[worst]), float(n[worst]),
+                        bool(max_error < tol), analytic=a, numeric=n)
+
+
+def _leaves(value):
+    """Arrays inside a value that may be a nested tuple/list (``None`` skipped)."""
+    if value is None:
+        return []
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _is_float_array(value) -> bool:
+    return hasattr(value, "dtype") and hasattr(value, "shape") and value.dtype.kind == "f"
+
+
+def _random_like(structure, rng):
+    """Standard-normal upstream gradients with the nesting and shapes of ``structure``."""
+    if structure is None:
+        return None
+    if isinstance(structure, (tuple, list)):
+        return tuple(_random_like(item, rng) for item in structure)
+    xp = backend.get_array_module(structure)
+    return xp.asarray(rng.standard_normal(structure.shape), dtype=structure.dtype)
+
+
+def _objective(outputs, douts) -> float:
+    """The scalar :math:`\\sum_j \\text{out}_j\\, d\\text{out}_j` whose gradient backward computes."""
+    return sum(float((out * dout).sum()) for out, dout in zip(_leaves(outputs), _leaves(douts)))
+
+
+def check_function(forward: Callable, backward: Callable, inputs: dict, grad_names=None, *,
+                   kwargs: dict | None = None, seed: int = 0, h: float = 1e-5,
+                   tol: float = DEFAULT_TOL) -> GradCheckReport:
+    """Check a functional forward/backward pair against finite differences.
+
+    ``forward(*inputs.values(), **kwargs)`` must return ``(*outputs, cache)`` and
+    ``backward(*douts, cache)`` the gradients named by ``grad_names``, in that order.
+
+    Args:
+        forward, backward: the pair, e.g. ``rnn_step_forward`` and ``rnn_step_backward``.
+        inputs: the forward's positional arguments by name, e.g.
+            ``{"x": x, "prev_h": h, "Wx": Wx, "Wh": Wh, "b": b}`` (float64 arrays).
+        grad_names: names of the inputs whose gradients backward returns, in order;
+            default: every float-array input, in the order given.
+        kwargs: keyword arguments for ``forward`` (``reset_after=True``, ...).
+        seed: seeds the random upstream gradients.
+
+    Returns:
+        A :class:`GradCheckReport` with one row per checked tensor.
+    """
+    kwargs = kwargs or {}
+    names = list(inputs)
+    if grad_names is None:
+        grad_names = [name for name in names if _is_float_array(inputs[name])]
+    unknown = [name for name in grad_names if name not in inputs]
+    if unknown:
+        raise ValueError(f"grad_names: expected names from inputs {names}, got {unknown}")
+    args = list(inputs.values())
+    rng = backend.numpy.random.default_rng(seed)
+
+    result = forward(*args, **kwargs)
+    outputs, cache = result[:-1], result[-1]
+    douts = _random_like(outputs, rng)
+    grads = backward(*douts, cache)
+    if not isinstance(grads, tuple):
+        grads = (grads,)
+    if len(grads) != len(grad_names):
+        raise ValueError(f"grad_names: backward returned {len(grads)} gradients but "
+                         f"{len(grad_names)} names were given ({list(grad_names)})")
+
+    def objective(_):
+        return _objective(forward(*args, **kwargs)[:-1], douts)
+
+    rows = []
+    for name, analytic in zip(grad_names, grads):
+        numeric = numerical_gradient(objective, inputs[name], h=h)
+        rows.append(compare(name, analytic, numeric, tol))
+    return GradCheckReport(rows, tol)
+
+
+def check_module(module, inputs: dict, wrt=None, *, seed: int = 0, h: float = 1e-5,
+                 tol: float = DEFAULT_TOL) -> GradCheckReport:
+    """Check a Module's ``backward`` (input gradients and every ``Parameter.grad``).
+
+    The module is called as ``module(**inputs)``; its ``backward(*douts)`` gets one
+    random upstream gradient per output (same nesting) and returns the gradients
+    of the inputs named in ``wrt``, in order (extra returned entries are ignored).
+    Parameters are perturbed in place and restored. Use float64 parameters and a
+    deterministic forward (``module.eval()`` when it has dropout).
+
+    Args:
+        module: an ``npseq.nn.Module``.
+        inputs: keyword arguments of ``forward``, e.g. ``{"x": x, "valid_lens": lens}``.
+        wrt: input names whose gradients backward returns; default: every input
+            that is a float array or a tuple of float arrays, in order.
+
+    Returns:
+        A :class:`GradCheckReport`: a row per input leaf (``x``, ``state[0]``, ...)
+        and per parameter, named as in ``named_parameters()``.
+    """
+    if wrt is None:
+        wrt = [name for name, value in inputs.items()
+               if _leaves(value) and all(_is_float_array(leaf) for leaf in _leaves(value))]
+    rng = backend.numpy.random.default_rng(seed)
+
+    module.zero_grad()
+    outputs = module(**inputs)
+    douts = _random_like(outputs, rng)
+    grads = module.backward(*(douts if isinstance(outputs, tuple) else (douts,)))
+    if not isinstance(grads, tuple):
+        grads = (grads,)
+    if len(grads) < len(wrt):
+        raise ValueError(f"wrt: backward returned {len(grads)} input gradients, "
+                         f"fewer than the {len(wrt)} inputs named ({list(wrt)})")
+
+    def objective(_):
+        with no_grad():
+            return _objective(module(**inputs), douts)
+
+    rows = []
+    for name, grad in zip(wrt, grads):
+        value = inputs[name]
+        if isinstance(value, (tuple, list)):
+            labelled = [(f"{name}[{i}]", leaf, g) for i, (leaf, g) in enumerate(zip(value, grad))]
+        else:
+            labelled = [(name, value, grad)]
+        for label, leaf, analytic in labelled:
+            rows.append(compare(label, analytic, numerical_gradient(objective, leaf, h=h), tol))
+    for name, param in module.named_parameters():
+        rows.append(compare(name, param.grad, numerical_gradient(objective, param.data, h=h), tol))
+    return GradCheckReport(rows, tol)

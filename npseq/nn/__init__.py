@@ -1,0 +1,3 @@
+"""Stateful modules: thin wrappers over :mod:`npseq.functional` with a cache stack."""
+from .layers import Dropout, Embedding, Linear
+from .module import Module, Parameter
