@@ -1,10 +1,13 @@
-"""Shared test settings: hypothesis without deadlines (CI machines are shared and noisy)."""
+"""Shared test settings: hypothesis without deadlines (CI machines are shared and noisy).
+
+NPSEQ_HYPOTHESIS_PROFILE=stress runs many more examples, to hunt for flaky tolerances.
+"""
 import os
 
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("default", deadline=None, max_examples=40,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", deadline=None, max_examples=25,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("ci" if os.environ.get("CI") else "default")
+_relaxed = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("default", max_examples=40, **_relaxed)
+settings.register_profile("ci", max_examples=25, **_relaxed)
+settings.register_profile("stress", max_examples=1000, **_relaxed)
+settings.load_profile(os.environ.get("NPSEQ_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))

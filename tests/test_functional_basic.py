@@ -71,7 +71,7 @@ def test_word_embedding_looks_up_rows():
                          ids=["tanh", "sigmoid", "softmax", "log_softmax"])
 @given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), seed=st.integers(0, 2**32 - 1))
 def test_activation_gradients(pair, shape, seed):
-    x = rng_for(seed).standard_normal(shape) * 2
+    x = rng_for(seed).standard_normal(shape)  # unsaturated; extremes are tested separately
     report = check_function(*pair, {"x": x}, seed=seed)
     assert report.ok, report
 
@@ -199,7 +199,7 @@ def test_temporal_softmax_loss_huge_logits_stay_finite():
        seed=st.integers(0, 2**32 - 1))
 def test_masked_softmax_gradient_and_invariants(n, q, k, per_query, seed):
     rng = rng_for(seed)
-    scores = rng.standard_normal((n, q, k)) * 3
+    scores = rng.standard_normal((n, q, k))  # unsaturated: large scores are tested below
     valid_lens = rng.integers(0, k + 1, size=(n, q) if per_query else (n,))
     report = check_function(F.masked_softmax, F.masked_softmax_backward,
                             {"scores": scores, "valid_lens": valid_lens}, seed=seed)
