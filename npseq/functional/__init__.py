@@ -14,4 +14,7 @@ from .layers import (
     affine_forward, dropout_backward, dropout_forward, temporal_affine_backward,
     temporal_affine_forward, word_embedding_backward, word_embedding_forward,
 )
-from .losses import softmax_loss, temporal_softmax_loss
+from .losses import (
+    REDUCTIONS, MaskedSoftmaxCECache, masked_softmax_ce_backward, masked_softmax_ce_forward, softmax_loss,
+    temporal_softmax_loss,
+)

@@ -1,5 +1,7 @@
-"""Cross-entropy losses that return the loss and its gradient together (CS231n style)."""
+"""Cross-entropy losses: CS231n-style ``(loss, dx)`` functions and a pair for padded sequences."""
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 from .. import backend
 from .._checks import check_float, check_index_range, check_ndim, check_shape
@@ -67,3 +69,100 @@ def temporal_softmax_loss(x, y, mask, verbose=False):
     dx[xp.arange(n)[:, None], xp.arange(t)[None, :], y] -= 1
     dx *= weight[:, :, None] / n
     return float(loss), dx
+
+
+class MaskedSoftmaxCECache(NamedTuple):
+    probs: Any     # (N, T, V) softmax of the logits
+    labels: Any    # (N, T) integer targets
+    weight: Any    # (N, T) d loss / d nll_{nt}: the mask times the reduction's scale
+    reduction: str
+
+
+REDUCTIONS = ("mean", "sum", "none", "d2l")
+
+
+def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean"):
+    """Cross-entropy over the valid steps of padded sequences, with a choice of reduction.
+
+    With :math:`\\ell_{nt} = -\\log \\operatorname{softmax}(z_{nt})_{y_{nt}}` and the
+    mask :math:`m_{nt} = [t < \\text{valid\\_lens}_n]`:
+
+    ============  ==========================================================  =============================
+    reduction     loss                                                        gradient scale per valid token
+    ============  ==========================================================  =============================
+    ``"mean"``    :math:`\\sum_{n,t} m_{nt}\\ell_{nt} / \\sum_{n,t} m_{nt}`   :math:`1 / \\#\\text{tokens}`
+    ``"sum"``     :math:`\\sum_{n,t} m_{nt}\\ell_{nt}`                       :math:`1`
+    ``"none"``    :math:`L_n = \\sum_t m_{nt}\\ell_{nt}`, shape ``(N,)``     the upstream :math:`dL_n`
+    ``"d2l"``     :math:`\\sum_n \\frac{1}{T}\\sum_t m_{nt}\\ell_{nt}`       :math:`1 / T`
+    ============  ==========================================================  =============================
+
+    ``"d2l"`` is the objective of *Dive into Deep Learning*: per sequence the mean
+    over all ``T`` positions (padding counting as zero), summed over the batch.
+    The scale matters with gradient clipping: ``"sum"`` and ``"d2l"`` grow with
+    the batch (and ``"sum"`` with the length), so a fixed clipping threshold clips
+    them far more often than the per-token ``"mean"``; reproducing a published
+    run therefore needs its exact reduction, not just its learning rate.
+
+    The gradient with respect to the logits is
+    :math:`\\partial L / \\partial z_{ntv} = w_{nt} (p_{ntv} - [v = y_{nt}])`, with
+    :math:`w_{nt}` the mask times the scale above.
+
+    Args:
+        logits: ``(N, T, V)``.
+        labels: ``(N, T)`` integers in ``[0, V)``.
+        valid_lens: ``(N,)`` integers in ``[0, T]``.
+        reduction: one of ``"mean"``, ``"sum"``, ``"none"``, ``"d2l"``.
+
+    Returns:
+        ``loss`` (a 0-d array, or ``(N,)`` for ``"none"``) and a :class:`MaskedSoftmaxCECache`.
+    """
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction: expected one of {REDUCTIONS}, got {reduction!r}")
+    check_float("logits", logits)
+    check_ndim("logits", logits, 3, "(N, T, V)")
+    n, t, v = logits.shape
+    check_shape("labels", labels, (n, t))
+    check_index_range("labels", labels, v, what="token ids")
+    check_shape("valid_lens", valid_lens, (n,))
+    check_index_range("valid_lens", valid_lens, t + 1, what="lengths")
+    xp = backend.get_array_module(logits)
+    mask = (xp.arange(t)[None, :] < valid_lens[:, None]).astype(logits.dtype)
+    log_p, _ = log_softmax_forward(logits)
+    nll = -xp.take_along_axis(log_p, labels[:, :, None], axis=-1)[:, :, 0]
+    masked_nll = nll * mask
+    if reduction == "none":
+        loss, weight = masked_nll.sum(axis=1), mask
+    elif reduction == "sum":
+        loss, weight = masked_nll.sum(), mask
+    elif reduction == "d2l":
+        loss, weight = masked_nll.sum() / t, mask / t
+    else:
+        num_tokens = max(int(valid_lens.sum()), 1)
+        loss, weight = masked_nll.sum() / num_tokens, mask / num_tokens
+    return loss, MaskedSoftmaxCECache(xp.exp(log_p), labels, weight, reduction)
+
+
+def masked_softmax_ce_backward(dloss, cache: MaskedSoftmaxCECache):
+    """Backward of :func:`masked_softmax_ce_forward`.
+
+    .. math:: dz_{ntv} = dL \\cdot w_{nt} (p_{ntv} - [v = y_{nt}])
+
+    Args:
+        dloss: the upstream gradient: a scalar, or ``(N,)`` for ``reduction="none"``.
+
+    Returns:
+        ``dlogits`` ``(N, T, V)``.
+    """
+    xp = backend.get_array_module(cache.probs)
+    n, t, _ = cache.probs.shape
+    dloss = xp.asarray(dloss, dtype=cache.probs.dtype)
+    if cache.reduction == "none":
+        check_shape("dloss", dloss, (n,))
+        weight = cache.weight * dloss[:, None]
+    else:
+        check_shape("dloss", dloss, ())
+        weight = cache.weight * dloss
+    dlogits = cache.probs.copy()
+    dlogits[xp.arange(n)[:, None], xp.arange(t)[None, :], cache.labels] -= 1
+    dlogits *= weight[:, :, None]
+    return dlogits

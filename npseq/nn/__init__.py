@@ -1,3 +1,4 @@
 """Stateful modules: thin wrappers over :mod:`npseq.functional` with a cache stack."""
 from .layers import Dropout, Embedding, Linear
+from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter
