@@ -9,6 +9,13 @@ from .activations import (
     masked_softmax_backward, sequence_mask, sigmoid, sigmoid_backward, sigmoid_forward,
     softmax_backward, softmax_forward, tanh_backward, tanh_forward,
 )
+from .attention import (
+    AdditiveAttentionCache, AdditiveAttentionProjectedCache, AttentionPoolingCache, DotAttentionCache,
+    GeneralAttentionCache, additive_attention_backward, additive_attention_forward,
+    additive_attention_projected_backward, additive_attention_projected_forward, attention_pooling_backward,
+    attention_pooling_forward, dot_attention_backward, dot_attention_forward, general_attention_backward,
+    general_attention_forward,
+)
 from .layers import (
     AffineCache, DropoutCache, TemporalAffineCache, WordEmbeddingCache, affine_backward,
     affine_forward, dropout_backward, dropout_forward, temporal_affine_backward,

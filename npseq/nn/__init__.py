@@ -1,4 +1,5 @@
 """Stateful modules: thin wrappers over :mod:`npseq.functional` with a cache stack."""
+from .attention import AdditiveAttention, DotProductAttention, GeneralAttention
 from .layers import Dropout, Embedding, Linear
 from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter

@@ -1,0 +1,245 @@
+"""Attention layers: thin modules over :mod:`npseq.functional.attention`.
+
+Every layer is called as ``context = layer(queries, keys, values, valid_lens=None)``
+with queries ``(N, Q, Dq)``, keys ``(N, K, Dk)``, values ``(N, K, Dv)``, and
+``valid_lens`` ``None``, ``(N,)`` or ``(N, Q)``; it returns the context
+``(N, Q, Dv)`` and keeps the weights ``(N, Q, K)`` of its last call in
+``.attention_weights``. ``backward(dcontext)`` returns ``(dqueries, dkeys, dvalues)``
+and adds into the parameters' ``.grad``.
+
+One layer may be called at every decoder step before any backward: each call's
+cache goes on the module's stack and each ``backward`` consumes the most recent
+call (last in, first out).
+
+Dropout, when asked for, drops attention weights before they multiply the values
+(``context = dropout(a) v``, as in d2l), in training mode only, with the layer's
+own ``rng``; ``.attention_weights`` are the weights before dropout.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from .._checks import check_float, check_ndim, check_same_backend, check_shape
+from ..functional import attention as attention_fn
+from .init import make_rng, resolve_dtype, uniform
+from .layers import Linear
+from .module import Module, Parameter
+
+__all__ = ["DotProductAttention", "GeneralAttention", "AdditiveAttention"]
+
+
+def _check_dropout(dropout: float) -> None:
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
+
+
+def _check_matches_params(module: Module, name: str, array, param: Parameter) -> None:
+    """``array`` lives where the parameters live and has their dtype (no silent promotion)."""
+    check_float(name, array)
+    check_same_backend(name, array, param.data)
+    if array.dtype != param.dtype:
+        raise TypeError(f"{name}: expected dtype {param.dtype} (the dtype of "
+                        f"{type(module).__name__}'s parameters), got {array.dtype}")
+
+
+class DotProductAttention(Module):
+    """Dot-product attention, scaled (Vaswani et al.) or not (Luong "dot"); no parameters.
+
+    .. math::
+        s = \\lambda\\, q k^\\top, \\quad \\lambda = 1/\\sqrt{D} \\text{ if scaled else } 1, \\qquad
+        a = \\operatorname{masked\\_softmax}(s), \\qquad c = \\operatorname{dropout}(a)\\, v
+
+    ``forward(queries (N, Q, D), keys (N, K, D), values (N, K, Dv), valid_lens=None)``
+    -> ``context (N, Q, Dv)``; ``backward(dcontext)`` -> ``(dqueries, dkeys, dvalues)``.
+    See :func:`npseq.functional.attention.dot_attention_forward`.
+    """
+
+    def __init__(self, dropout: float = 0.0, scaled: bool = True, *, rng=None):
+        super().__init__()
+        _check_dropout(dropout)
+        self.dropout = dropout
+        self.scaled = scaled
+        self.rng = make_rng(rng)
+        self.attention_weights = None
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        context, weights, cache = attention_fn.dot_attention_forward(
+            queries, keys, values, valid_lens, self.scaled,
+            dropout=self.dropout if self.training else 0.0, rng=self.rng)
+        self.attention_weights = weights
+        self.save_for_backward(cache)
+        return context
+
+    def backward(self, dcontext):
+        return attention_fn.dot_attention_backward(dcontext, self.pop_cache())
+
+    def extra_repr(self) -> str:
+        return f"dropout={self.dropout}, scaled={self.scaled}"
+
+
+class GeneralAttention(Module):
+    """Luong's "general" attention: :math:`s = q W k^\\top`, ``W`` of shape ``(query_size, key_size)``.
+
+    .. math:: s_{nqk} = q_{nq} W k_{nk}^\\top, \\qquad a = \\operatorname{masked\\_softmax}(s), \\qquad c = a v
+
+    ``W`` starts from :math:`U(-1/\\sqrt{D_q}, 1/\\sqrt{D_q})`, the initialisation of a
+    bias-free ``Linear(query_size, key_size)`` applied to the queries.
+
+    ``forward(queries (N, Q, query_size), keys (N, K, key_size), values (N, K, Dv), valid_lens=None)``
+    -> ``context (N, Q, Dv)``; ``backward(dcontext)`` -> ``(dqueries, dkeys, dvalues)``, adds into ``W.grad``.
+    See :func:`npseq.functional.attention.general_attention_forward`.
+    """
+
+    def __init__(self, query_size: int, key_size: int, *, rng=None, dtype=None):
+        super().__init__()
+        self.query_size, self.key_size = query_size, key_size
+        self.W = Parameter(uniform(make_rng(rng), (query_size, key_size), 1.0 / math.sqrt(query_size),
+                                   resolve_dtype(dtype)))
+        self.attention_weights = None
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        _check_matches_params(self, "queries", queries, self.W)
+        context, weights, cache = attention_fn.general_attention_forward(
+            queries, keys, values, self.W.data, valid_lens)
+        self.attention_weights = weights
+        self.save_for_backward(cache)
+        return context
+
+    def backward(self, dcontext):
+        dqueries, dkeys, dvalues, dW = attention_fn.general_attention_backward(dcontext, self.pop_cache())
+        self.W.grad += dW
+        return dqueries, dkeys, dvalues
+
+    def extra_repr(self) -> str:
+        return f"query_size={self.query_size}, key_size={self.key_size}"
+
+
+class _KeyProjection(NamedTuple):
+    keys_shape: tuple  # (N, K, key_size); the projection's own cache is on W_k's stack
+
+
+class AdditiveAttention(Module):
+    """Additive (Bahdanau) attention: a one-hidden-layer MLP scores every query-key pair.
+
+    .. math::
+        s_{nqk} = w_v \\cdot \\tanh(q_{nq} W_q + k_{nk} W_k), \\qquad
+        a = \\operatorname{masked\\_softmax}(s), \\qquad c = \\operatorname{dropout}(a)\\, v
+
+    Parameters as in d2l: ``W_k = Linear(key_size, num_hiddens, bias=False)``,
+    ``W_q = Linear(query_size, num_hiddens, bias=False)`` and ``w_v`` of shape
+    ``(num_hiddens,)`` (d2l's ``Linear(num_hiddens, 1, bias=False)``), all from
+    :math:`U(-1/\\sqrt{\\text{fan\\_in}}, 1/\\sqrt{\\text{fan\\_in}})`.
+
+    Simple use: ``context = attn(queries, keys, values, valid_lens)``, then
+    ``dqueries, dkeys, dvalues = attn.backward(dcontext)``.
+
+    In a decoder the keys (the encoder outputs) are the same at every step, so
+    project them once per source batch and reuse the projection:
+
+    1. ``projected_keys = attn.project_keys(keys)`` once per source batch;
+    2. ``context_t = attn.forward_projected(query_t, projected_keys, values, valid_lens)`` at each step;
+    3. ``dquery_t, dprojected_keys_t, dvalues_t = attn.backward(dcontext_t)`` for each step,
+       latest first;
+    4. ``dkeys = attn.backward_keys(sum_t dprojected_keys_t)`` once.
+
+    This computes the same gradients as calling ``forward`` at every step, with
+    one key projection (and its backward) per batch instead of one per step.
+    ``backward`` returns ``dprojected_keys`` for a ``forward_projected`` call and
+    ``dkeys`` for a ``forward`` call. ``backward_keys`` is refused while attention
+    calls made after the projection are still waiting for their backward.
+    """
+
+    def __init__(self, key_size: int, query_size: int, num_hiddens: int, dropout: float = 0.0, *,
+                 rng=None, dtype=None):
+        super().__init__()
+        _check_dropout(dropout)
+        rng = make_rng(rng)
+        self.key_size, self.query_size, self.num_hiddens = key_size, query_size, num_hiddens
+        self.W_k = Linear(key_size, num_hiddens, bias=False, rng=rng, dtype=dtype)
+        self.W_q = Linear(query_size, num_hiddens, bias=False, rng=rng, dtype=dtype)
+        self.w_v = Parameter(uniform(rng, (num_hiddens,), 1.0 / math.sqrt(num_hiddens), resolve_dtype(dtype)))
+        self.dropout = dropout
+        self.rng = rng
+        self.attention_weights = None
+
+    def _dropout(self) -> float:
+        return self.dropout if self.training else 0.0
+
+    def _pop(self, kinds, method: str, wrong_kind: str):
+        """Pop the latest cache, which must be one of ``kinds`` (else a protocol error naming ``method``)."""
+        if not self._caches:
+            raise RuntimeError(f"AdditiveAttention.{method}: called more often than its forward "
+                               f"(no pending call); under no_grad() nothing is stored")
+        if not isinstance(self._caches[-1], kinds):
+            raise RuntimeError(f"AdditiveAttention.{method}: {wrong_kind}")
+        return self.pop_cache()
+
+    # ------------------------------------------------------------ plain use
+    def forward(self, queries, keys, values, valid_lens=None):
+        """``context (N, Q, Dv)`` from queries ``(N, Q, query_size)``, keys ``(N, K, key_size)``,
+        values ``(N, K, Dv)`` and ``valid_lens`` ``None``, ``(N,)`` or ``(N, Q)``."""
+        _check_matches_params(self, "queries", queries, self.w_v)
+        context, weights, cache = attention_fn.additive_attention_forward(
+            queries, keys, values, self.W_q.W.data, self.W_k.W.data, self.w_v.data, valid_lens,
+            dropout=self._dropout(), rng=self.rng)
+        self.attention_weights = weights
+        self.save_for_backward(cache)
+        return context
+
+    def backward(self, dcontext):
+        """Backward of the latest ``forward`` or ``forward_projected`` call.
+
+        Returns ``(dqueries, dkeys, dvalues)`` after ``forward`` and
+        ``(dqueries, dprojected_keys, dvalues)`` after ``forward_projected``; adds into
+        ``W_q.W.grad`` and ``w_v.grad`` (and ``W_k.W.grad`` after ``forward``).
+        """
+        cache = self._pop((attention_fn.AdditiveAttentionCache, attention_fn.AdditiveAttentionProjectedCache),
+                          "backward", "the latest pending call is project_keys, whose backward is "
+                          "backward_keys (call it after the attention steps' backward)")
+        if isinstance(cache, attention_fn.AdditiveAttentionCache):
+            dqueries, dkeys, dvalues, dWq, dWk, dwv = attention_fn.additive_attention_backward(dcontext, cache)
+            self.W_k.W.grad += dWk
+        else:
+            dqueries, dkeys, dvalues, dWq, dwv = attention_fn.additive_attention_projected_backward(
+                dcontext, cache)
+        self.W_q.W.grad += dWq
+        self.w_v.grad += dwv
+        return dqueries, dkeys, dvalues
+
+    # ---------------------------------------------- once-per-batch keys
+    def project_keys(self, keys):
+        """``projected_keys = keys W_k`` ``(N, K, num_hiddens)``, once per source batch; see the class docstring."""
+        _check_matches_params(self, "keys", keys, self.w_v)
+        check_ndim("keys", keys, 3, "(N, K, Dk)")
+        check_shape("keys", keys, (None, None, self.key_size))
+        projected_keys = self.W_k(keys)
+        self.save_for_backward(_KeyProjection(tuple(keys.shape)))
+        return projected_keys
+
+    def forward_projected(self, queries, projected_keys, values, valid_lens=None):
+        """``context (N, Q, Dv)`` from keys already projected by :meth:`project_keys` ``(N, K, num_hiddens)``."""
+        _check_matches_params(self, "queries", queries, self.w_v)
+        context, weights, cache = attention_fn.additive_attention_projected_forward(
+            queries, projected_keys, values, self.W_q.W.data, self.w_v.data, valid_lens,
+            dropout=self._dropout(), rng=self.rng)
+        self.attention_weights = weights
+        self.save_for_backward(cache)
+        return context
+
+    def backward_keys(self, dprojected_keys):
+        """Backward of the latest :meth:`project_keys`: ``dkeys (N, K, key_size)``; adds into ``W_k.W.grad``.
+
+        ``dprojected_keys`` ``(N, K, num_hiddens)`` is the sum of the ``dprojected_keys``
+        that ``backward`` returned for every ``forward_projected`` call on these keys.
+        """
+        cache = self._pop(_KeyProjection, "backward_keys",
+                          "the latest pending call is an attention step (forward or forward_projected); "
+                          "call backward for every step first (latest first) and pass the sum of "
+                          "their dprojected_keys")
+        check_shape("dprojected_keys", dprojected_keys, cache.keys_shape[:2] + (self.num_hiddens,))
+        return self.W_k.backward(dprojected_keys)
+
+    def extra_repr(self) -> str:
+        return (f"key_size={self.key_size}, query_size={self.query_size}, "
+                f"num_hiddens={self.num_hiddens}, dropout={self.dropout}")
