@@ -21,6 +21,7 @@ from .layers import (
     affine_forward, dropout_backward, dropout_forward, temporal_affine_backward,
     temporal_affine_forward, word_embedding_backward, word_embedding_forward,
 )
+from .recurrent import *  # noqa: F401,F403 (the CS231n RNN/LSTM names and the GRU pairs)
 from .losses import (
     REDUCTIONS, MaskedSoftmaxCECache, masked_softmax_ce_backward, masked_softmax_ce_forward, softmax_loss,
     temporal_softmax_loss,

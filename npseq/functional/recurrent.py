@@ -1,0 +1,768 @@
+"""Recurrent cells and whole sequences: vanilla RNN (tanh), LSTM and GRU, forward and backward by hand.
+
+Names and signatures of the RNN and LSTM functions are those of the CS231n
+assignments (``rnn_step_forward``, ``rnn_forward``, ``lstm_step_forward``, ...).
+Row-vector maths throughout: a batch of inputs ``x`` ``(N, D)`` and states ``h``
+``(N, H)`` give pre-activations ``x @ Wx + h @ Wh + b`` with ``Wx`` ``(D, kH)`` and
+``Wh`` ``(H, kH)``; the ``k`` gate blocks of ``H`` columns are in the order
+LSTM ``[i, f, o, g]`` and GRU ``[r, z, n]``.
+
+**Padding.** The sequence functions take ``valid_lens`` ``(N,)`` (integers in
+``[0, T]``). With :math:`m_t = [t < \\ell_n] \\in \\{0, 1\\}` a padded step keeps the
+state and outputs zero:
+
+.. math:: h_t = m_t\\, \\tilde h_t + (1 - m_t)\\, h_{t-1}, \\qquad y_t = m_t\\, \\tilde h_t
+
+where :math:`\\tilde h_t` is what the cell computes from :math:`h_{t-1}`. So the
+final state ``h_last`` is each sequence's own last valid state (``h0`` when
+:math:`\\ell_n = 0`). Because :math:`m_t` is exactly 0 or 1 the mix is exact in
+floating point, and the backward is the plain chain rule through it:
+
+.. math:: g_t = \\delta_t + m_t\\, dy_t,\\quad d\\tilde h_t = m_t\\, g_t,\\quad
+          \\delta_{t-1} = (1 - m_t)\\, g_t + \\frac{\\partial \\tilde h_t}{\\partial h_{t-1}}^{\\!\\top} d\\tilde h_t
+
+where :math:`\\delta_t` is the gradient arriving at :math:`h_t` from step
+:math:`t+1` (``dh_last`` at :math:`t = T-1`) and :math:`g_t = \\partial L/\\partial h_t`
+is the total gradient reaching the state, whose batch norms
+``return_step_norms=True`` reports (vanishing / exploding gradients).
+
+**Speed.** The sequence functions do the same maths as a loop over the step
+functions, arranged for fewer and larger operations:
+
+* the input projection of all ``T`` steps is one product ``X Wx`` (``(T*N, D) @ (D, kH)``)
+  before the loop, and the input gradients ``dX = dA Wx^T``, ``dWx = X^T dA`` are one
+  product each after it, where ``dA`` holds every step's pre-activation gradient;
+* ``dWh = sum_t h_{t-1}^T dA_t`` is one product ``H_prev^T dA`` after the loop;
+* every per-step quantity lives in a preallocated *time-major* array ``(T, N, ...)``
+  (so step ``t`` is one contiguous block); the public inputs and outputs stay batch first.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .. import backend
+from .._checks import check_float, check_ndim, check_shape, check_valid_lens
+from .activations import sigmoid
+
+__all__ = [
+    "RNNStepCache", "RNNCache", "LSTMStepCache", "LSTMCache", "GRUStepCache", "GRUCache",
+    "rnn_step_forward", "rnn_step_backward", "rnn_forward", "rnn_backward",
+    "lstm_step_forward", "lstm_step_backward", "lstm_forward", "lstm_backward",
+    "lstm_seq_forward", "lstm_seq_backward",
+    "gru_step_forward", "gru_step_backward", "gru_forward", "gru_backward",
+]
+
+
+# ------------------------------------------------------------------ helpers
+def _check_inputs(x, h, gates: int, Wx, Wh, biases: dict, *, sequence: bool, h_name: str,
+                  c=None, c_name: str = ""):
+    """Validate shapes and dtypes of a cell's arguments; return ``(N, D, H)``."""
+    check_float("x", x)
+    check_ndim("x", x, 3 if sequence else 2, "(N, T, D)" if sequence else "(N, D)")
+    n, d = x.shape[0], x.shape[-1]
+    check_float(h_name, h)
+    check_ndim(h_name, h, 2, "(N, H)")
+    hidden = h.shape[1]
+    check_shape(h_name, h, (n, hidden))
+    named = {h_name: h, "Wx": Wx, "Wh": Wh, **biases}
+    if c is not None:
+        check_shape(c_name, c, (n, hidden))
+        named[c_name] = c
+    check_shape("Wx", Wx, (d, gates * hidden))
+    check_shape("Wh", Wh, (hidden, gates * hidden))
+    for name, b in biases.items():
+        check_shape(name, b, (gates * hidden,))
+    for name, array in named.items():
+        if array.dtype != x.dtype:
+            raise TypeError(f"{name}: expected dtype {x.dtype} (the dtype of x), got {array.dtype}")
+    return n, d, hidden
+
+
+def _time_mask(valid_lens, n: int, t: int, like):
+    """``(T, N, 1)`` array of ``like``'s dtype: 1 where ``t < valid_lens[n]``, else 0 (``None`` if no lengths)."""
+    if valid_lens is None:
+        return None
+    check_valid_lens("valid_lens", valid_lens, (n,), t)
+    xp = backend.get_array_module(like)
+    lens = xp.asarray(valid_lens)
+    return (xp.arange(t)[:, None] < lens[None, :]).astype(like.dtype)[:, :, None]
+
+
+def _input_projection(x, Wx, bias):
+    """Time-major input ``X`` ``(T, N, D)`` and all steps' input pre-activations ``X Wx + bias`` ``(T, N, kH)``."""
+    n, t, d = x.shape
+    x_tm = x.transpose(1, 0, 2).reshape(t * n, d)
+    return x_tm.reshape(t, n, d), (x_tm @ Wx + bias).reshape(t, n, -1)
+
+
+def _input_grads(x_tm, dA, Wx):
+    """``dx`` ``(N, T, D)`` and ``dWx`` from the time-major pre-activation gradients ``dA`` ``(T, N, kH)``."""
+    t, n, d = x_tm.shape
+    dA2 = dA.reshape(t * n, -1)
+    dx = (dA2 @ Wx.T).reshape(t, n, d).transpose(1, 0, 2)
+    return dx, x_tm.reshape(t * n, d).T @ dA2
+
+
+def _flat(a):
+    """``(T, N, K)`` -> ``(T*N, K)``."""
+    return a.reshape(-1, a.shape[-1])
+
+
+def _batch_first_outputs(states, mask):
+    """Outputs ``(N, T, H)`` from the time-major states ``(T, N, H)``: zero at padded steps,
+    and never a view of the cache (so editing them in place cannot corrupt the backward)."""
+    out = states.copy() if mask is None else states * mask
+    return out.transpose(1, 0, 2)
+
+
+def _initial_grad(name, value, like):
+    """An upstream gradient for a final state: the given array (shape-checked) or zeros."""
+    if value is None:
+        return backend.get_array_module(like).zeros_like(like)
+    check_shape(name, value, tuple(like.shape))
+    return value
+
+
+def _check_dh(dh, states):
+    t, n, hidden = states.shape
+    check_shape("dh", dh, (n, t - 1, hidden))
+    return dh.transpose(1, 0, 2)
+
+
+def _norm(g):
+    xp = backend.get_array_module(g)
+    return xp.sqrt((g * g).sum())
+
+
+# =================================================================== vanilla RNN
+class RNNStepCache(NamedTuple):
+    x: Any       # (N, D) input of this step
+    prev_h: Any  # (N, H) previous state
+    Wx: Any      # (D, H)
+    Wh: Any      # (H, H)
+    next_h: Any  # (N, H) = tanh(a), which is all tanh'(a) = 1 - next_h**2 needs
+
+
+def rnn_step_forward(x, prev_h, Wx, Wh, b):
+    """One step of a vanilla (tanh) RNN.
+
+    .. math:: a = x W_x + h_{prev} W_h + b, \\qquad h_{next} = \\tanh(a)
+
+    Args:
+        x: ``(N, D)``.
+        prev_h: ``(N, H)``.
+        Wx: ``(D, H)``.
+        Wh: ``(H, H)``.
+        b: ``(H,)``.
+
+    Returns:
+        ``next_h`` ``(N, H)`` and an :class:`RNNStepCache`.
+    """
+    _check_inputs(x, prev_h, 1, Wx, Wh, {"b": b}, sequence=False, h_name="prev_h")
+    xp = backend.get_array_module(x)
+    next_h = xp.tanh(x @ Wx + prev_h @ Wh + b)
+    return next_h, RNNStepCache(x, prev_h, Wx, Wh, next_h)
+
+
+def rnn_step_backward(dnext_h, cache: RNNStepCache):
+    """Backward of :func:`rnn_step_forward`.
+
+    .. math::
+        da &= dh_{next} \\odot (1 - h_{next}^2) \\\\
+        dx &= da\\, W_x^\\top, \\qquad dh_{prev} = da\\, W_h^\\top \\\\
+        dW_x &= x^\\top da, \\qquad dW_h = h_{prev}^\\top da, \\qquad db = \\textstyle\\sum_n da_n
+
+    Args:
+        dnext_h: ``(N, H)``.
+
+    Returns:
+        ``dx`` ``(N, D)``, ``dprev_h`` ``(N, H)``, ``dWx`` ``(D, H)``, ``dWh`` ``(H, H)``, ``db`` ``(H,)``.
+    """
+    x, prev_h, Wx, Wh, next_h = cache
+    check_shape("dnext_h", dnext_h, tuple(next_h.shape))
+    da = dnext_h * (1 - next_h * next_h)
+    return da @ Wx.T, da @ Wh.T, x.T @ da, prev_h.T @ da, da.sum(axis=0)
+
+
+class RNNCache(NamedTuple):
+    x: Any       # (T, N, D) the input, time-major
+    h: Any       # (T+1, N, H) states, time-major: h[0] = h0, h[t+1] after step t
+    mask: Any    # (T, N, 1) 1 where t < valid_lens[n], else 0; None without valid_lens
+    Wx: Any      # (D, H)
+    Wh: Any      # (H, H)
+    h_last: Any  # (N, H) final state h[T]: each sequence's last valid state
+
+
+def _mix(mask_t, new, prev):
+    """State update with padding: ``new`` where ``mask_t`` is 1, ``prev`` where it is 0 (exact)."""
+    return new if mask_t is None else mask_t * new + (1 - mask_t) * prev
+
+
+def rnn_forward(x, h0, Wx, Wh, b, valid_lens=None):
+    """A vanilla (tanh) RNN over a whole sequence.
+
+    .. math::
+        \\tilde h_t = \\tanh(x_t W_x + h_{t-1} W_h + b), \\qquad
+        h_t = m_t \\tilde h_t + (1 - m_t) h_{t-1}, \\qquad y_t = m_t \\tilde h_t
+
+    with :math:`m_t = [t < \\ell_n]` (all ones without ``valid_lens``). ``x W_x + b`` is
+    computed for all steps in one product before the loop (see the module docstring).
+
+    Args:
+        x: ``(N, T, D)``.
+        h0: ``(N, H)``.
+        Wx: ``(D, H)``.
+        Wh: ``(H, H)``.
+        b: ``(H,)``.
+        valid_lens: ``None`` or ``(N,)`` integers in ``[0, T]``.
+
+    Returns:
+        ``h`` ``(N, T, H)`` (the outputs :math:`y_t`, zero at padded steps) and an
+        :class:`RNNCache` whose ``h_last`` ``(N, H)`` is the final state.
+    """
+    n, _, hidden = _check_inputs(x, h0, 1, Wx, Wh, {"b": b}, sequence=True, h_name="h0")
+    xp = backend.get_array_module(x)
+    t_steps = x.shape[1]
+    mask = _time_mask(valid_lens, n, t_steps, x)
+    x_tm, xw = _input_projection(x, Wx, b)
+    hs = xp.empty((t_steps + 1, n, hidden), dtype=x.dtype)
+    hs[0] = h0
+    for t in range(t_steps):
+        new_h = xp.tanh(xw[t] + hs[t] @ Wh)
+        hs[t + 1] = _mix(None if mask is None else mask[t], new_h, hs[t])
+    out = _batch_first_outputs(hs[1:], mask)
+    return out, RNNCache(x_tm, hs, mask, Wx, Wh, hs[t_steps])
+
+
+def rnn_backward(dh, cache: RNNCache, dh_last=None, return_step_norms=False):
+    """Backward of :func:`rnn_forward` (backpropagation through time).
+
+    From :math:`\\delta_{T-1} = dh_{last}` (zeros if ``None``), for :math:`t = T-1, \\ldots, 0`:
+
+    .. math::
+        g_t &= \\delta_t + m_t\\, dh_t \\qquad (\\partial L / \\partial h_t) \\\\
+        da_t &= m_t\\, g_t \\odot (1 - h_t^2) \\\\
+        \\delta_{t-1} &= (1 - m_t)\\, g_t + da_t W_h^\\top
+
+    (at a padded step :math:`da_t = 0`, so using the stored state :math:`h_t` in place of
+    :math:`\\tilde h_t` is exact), then :math:`dh_0 = \\delta_{-1}` and, summed over steps,
+
+    .. math:: dx_t = da_t W_x^\\top,\\quad dW_x = \\textstyle\\sum_t x_t^\\top da_t,\\quad
+              dW_h = \\textstyle\\sum_t h_{t-1}^\\top da_t,\\quad db = \\textstyle\\sum_{t,n} da_{t,n}
+
+    (each sum is one matrix product over all steps after the loop).
+
+    Args:
+        dh: ``(N, T, H)`` upstream gradient of the outputs.
+        cache: from :func:`rnn_forward`.
+        dh_last: ``(N, H)`` upstream gradient of the final state ``cache.h_last``, or ``None``.
+        return_step_norms: also return ``step_norms`` ``(T,)``: :math:`\\|g_t\\|_F` over the batch.
+
+    Returns:
+        ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, H)``, ``dWh`` ``(H, H)``,
+        ``db`` ``(H,)`` [, ``step_norms`` ``(T,)``].
+    """
+    x_tm, hs, mask, Wx, Wh, h_last = cache
+    xp = backend.get_array_module(hs)
+    dh_tm = _check_dh(dh, hs)
+    delta = _initial_grad("dh_last", dh_last, h_last)
+    t_steps = hs.shape[0] - 1
+    dA = xp.empty((t_steps,) + hs.shape[1:], dtype=hs.dtype)
+    norms = xp.empty(t_steps, dtype=hs.dtype) if return_step_norms else None
+    for t in reversed(range(t_steps)):
+        m = None if mask is None else mask[t]
+        g = delta + (dh_tm[t] if m is None else m * dh_tm[t])
+        if norms is not None:
+            norms[t] = _norm(g)
+        xp.multiply(g if m is None else m * g, 1 - hs[t + 1] * hs[t + 1], out=dA[t])
+        delta = dA[t] @ Wh.T
+        if m is not None:
+            delta += (1 - m) * g
+    dx, dWx = _input_grads(x_tm, dA, Wx)
+    dWh = _flat(hs[:-1]).T @ _flat(dA)
+    grads = (dx, delta, dWx, dWh, dA.sum(axis=(0, 1)))
+    return grads + (norms,) if return_step_norms else grads
+
+
+# ========================================================================= LSTM
+class LSTMStepCache(NamedTuple):
+    x: Any       # (N, D)
+    prev_h: Any  # (N, H)
+    prev_c: Any  # (N, H)
+    Wx: Any      # (D, 4H)
+    Wh: Any      # (H, 4H)
+    gates: Any   # (N, 4H) activations [i, f, o, g] = [sigma(a_i), sigma(a_f), sigma(a_o), tanh(a_g)]
+    tanh_c: Any  # (N, H) tanh(next_c)
+
+
+def _lstm_cell(a, prev_c, gates, tanh_c):
+    """LSTM cell from pre-activations ``a`` ``(N, 4H)``: writes ``gates`` and ``tanh_c``;
+    returns ``(next_c, next_h)``."""
+    xp = backend.get_array_module(a)
+    hidden = prev_c.shape[1]
+    gates[:, :3 * hidden] = sigmoid(a[:, :3 * hidden])
+    xp.tanh(a[:, 3 * hidden:], out=gates[:, 3 * hidden:])
+    i, f, o, g = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    next_c = f * prev_c + i * g
+    xp.tanh(next_c, out=tanh_c)
+    return next_c, o * tanh_c
+
+
+def _lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da):
+    """Writes :math:`\\partial L/\\partial a` into ``da`` ``(N, 4H)``; returns the cell path's ``dprev_c``."""
+    hidden = prev_c.shape[1]
+    i, f, o, g = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    dc = dnext_c + dnext_h * o * (1 - tanh_c * tanh_c)
+    da[:, :hidden] = dc * g * i * (1 - i)
+    da[:, hidden:2 * hidden] = dc * prev_c * f * (1 - f)
+    da[:, 2 * hidden:3 * hidden] = dnext_h * tanh_c * o * (1 - o)
+    da[:, 3 * hidden:] = dc * i * (1 - g * g)
+    return dc * f
+
+
+def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
+    """One LSTM step, gate order ``[i, f, o, g]`` in the ``4H`` columns.
+
+    .. math::
+        a &= x W_x + h_{prev} W_h + b = [a_i, a_f, a_o, a_g] \\\\
+        i &= \\sigma(a_i),\\quad f = \\sigma(a_f),\\quad o = \\sigma(a_o),\\quad g = \\tanh(a_g) \\\\
+        c_{next} &= f \\odot c_{prev} + i \\odot g \\\\
+        h_{next} &= o \\odot \\tanh(c_{next})
+
+    Args:
+        x: ``(N, D)``.
+        prev_h, prev_c: ``(N, H)``.
+        Wx: ``(D, 4H)``.
+        Wh: ``(H, 4H)``.
+        b: ``(4H,)``.
+
+    Returns:
+        ``next_h`` ``(N, H)``, ``next_c`` ``(N, H)`` and an :class:`LSTMStepCache`.
+    """
+    _check_inputs(x, prev_h, 4, Wx, Wh, {"b": b}, sequence=False, h_name="prev_h",
+                  c=prev_c, c_name="prev_c")
+    xp = backend.get_array_module(x)
+    a = x @ Wx + prev_h @ Wh + b
+    gates = xp.empty_like(a)
+    tanh_c = xp.empty_like(prev_c)
+    next_c, next_h = _lstm_cell(a, prev_c, gates, tanh_c)
+    return next_h, next_c, LSTMStepCache(x, prev_h, prev_c, Wx, Wh, gates, tanh_c)
+
+
+def lstm_step_backward(dnext_h, dnext_c, cache: LSTMStepCache):
+    """Backward of :func:`lstm_step_forward`.
+
+    .. math::
+        dc &= dc_{next} + dh_{next} \\odot o \\odot (1 - \\tanh^2 c_{next}) \\\\
+        da_i &= dc \\odot g \\odot i (1 - i) \\\\
+        da_f &= dc \\odot c_{prev} \\odot f (1 - f) \\\\
+        da_o &= dh_{next} \\odot \\tanh(c_{next}) \\odot o (1 - o) \\\\
+        da_g &= dc \\odot i \\odot (1 - g^2) \\\\
+        dc_{prev} &= dc \\odot f \\\\
+        dx &= da\\, W_x^\\top,\\quad dh_{prev} = da\\, W_h^\\top,\\quad
+        dW_x = x^\\top da,\\quad dW_h = h_{prev}^\\top da,\\quad db = \\textstyle\\sum_n da_n
+
+    with :math:`da = [da_i, da_f, da_o, da_g]`.
+
+    Args:
+        dnext_h, dnext_c: ``(N, H)``.
+
+    Returns:
+        ``dx`` ``(N, D)``, ``dprev_h`` ``(N, H)``, ``dprev_c`` ``(N, H)``, ``dWx`` ``(D, 4H)``,
+        ``dWh`` ``(H, 4H)``, ``db`` ``(4H,)``.
+    """
+    x, prev_h, prev_c, Wx, Wh, gates, tanh_c = cache
+    check_shape("dnext_h", dnext_h, tuple(prev_h.shape))
+    check_shape("dnext_c", dnext_c, tuple(prev_c.shape))
+    da = backend.get_array_module(gates).empty_like(gates)
+    dprev_c = _lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da)
+    return da @ Wx.T, da @ Wh.T, dprev_c, x.T @ da, prev_h.T @ da, da.sum(axis=0)
+
+
+class LSTMCache(NamedTuple):
+    x: Any       # (T, N, D) the input, time-major
+    h: Any       # (T+1, N, H) hidden states, time-major: h[0] = h0, h[t+1] after step t
+    c: Any       # (T+1, N, H) cell states, likewise
+    gates: Any   # (T, N, 4H) activations [i, f, o, g] of every step
+    tanh_c: Any  # (T, N, H) tanh of each step's new cell (before the padding mix)
+    mask: Any    # (T, N, 1) 1 where t < valid_lens[n], else 0; None without valid_lens
+    Wx: Any      # (D, 4H)
+    Wh: Any      # (H, 4H)
+    h_last: Any  # (N, H) final hidden state h[T]
+    c_last: Any  # (N, H) final cell state c[T]
+
+
+def lstm_seq_forward(x, h0, c0, Wx, Wh, b, valid_lens=None):
+    """An LSTM over a whole sequence from a given ``(h0, c0)``.
+
+    .. math::
+        a_t &= x_t W_x + h_{t-1} W_h + b,\\quad i_t, f_t, o_t = \\sigma(a_{t,i}), \\sigma(a_{t,f}), \\sigma(a_{t,o}),
+        \\quad g_t = \\tanh(a_{t,g}) \\\\
+        \\tilde c_t &= f_t \\odot c_{t-1} + i_t \\odot g_t, \\qquad \\tilde h_t = o_t \\odot \\tanh(\\tilde c_t) \\\\
+        c_t &= m_t \\tilde c_t + (1 - m_t) c_{t-1}, \\quad h_t = m_t \\tilde h_t + (1 - m_t) h_{t-1},
+        \\quad y_t = m_t \\tilde h_t
+
+    with :math:`m_t = [t < \\ell_n]`. ``x W_x + b`` is one product for all steps.
+
+    Args:
+        x: ``(N, T, D)``.
+        h0, c0: ``(N, H)``.
+        Wx: ``(D, 4H)``; Wh: ``(H, 4H)``; b: ``(4H,)``.
+        valid_lens: ``None`` or ``(N,)`` integers in ``[0, T]``.
+
+    Returns:
+        ``h`` ``(N, T, H)`` (the outputs :math:`y_t`) and an :class:`LSTMCache` whose
+        ``h_last``, ``c_last`` ``(N, H)`` are the final states.
+    """
+    n, _, hidden = _check_inputs(x, h0, 4, Wx, Wh, {"b": b}, sequence=True, h_name="h0",
+                                 c=c0, c_name="c0")
+    xp = backend.get_array_module(x)
+    t_steps = x.shape[1]
+    mask = _time_mask(valid_lens, n, t_steps, x)
+    x_tm, xw = _input_projection(x, Wx, b)
+    hs = xp.empty((t_steps + 1, n, hidden), dtype=x.dtype)
+    cs = xp.empty_like(hs)
+    gates = xp.empty((t_steps, n, 4 * hidden), dtype=x.dtype)
+    tanh_c = xp.empty((t_steps, n, hidden), dtype=x.dtype)
+    hs[0], cs[0] = h0, c0
+    for t in range(t_steps):
+        new_c, new_h = _lstm_cell(xw[t] + hs[t] @ Wh, cs[t], gates[t], tanh_c[t])
+        m = None if mask is None else mask[t]
+        cs[t + 1] = _mix(m, new_c, cs[t])
+        hs[t + 1] = _mix(m, new_h, hs[t])
+    out = _batch_first_outputs(hs[1:], mask)
+    return out, LSTMCache(x_tm, hs, cs, gates, tanh_c, mask, Wx, Wh, hs[t_steps], cs[t_steps])
+
+
+def lstm_seq_backward(dh, cache: LSTMCache, dh_last=None, dc_last=None, return_step_norms=False):
+    """Backward of :func:`lstm_seq_forward`.
+
+    From :math:`\\delta^h_{T-1} = dh_{last}`, :math:`\\delta^c_{T-1} = dc_{last}` (zeros if ``None``),
+    for :math:`t = T-1, \\ldots, 0`:
+
+    .. math::
+        g_t &= \\delta^h_t + m_t\\, dh_t \\quad (\\partial L/\\partial h_t), \\qquad
+        d\\tilde h_t = m_t g_t, \\qquad d\\tilde c_t^{\\,in} = m_t \\delta^c_t \\\\
+        dc &= d\\tilde c_t^{\\,in} + d\\tilde h_t \\odot o_t \\odot (1 - \\tanh^2 \\tilde c_t) \\\\
+        da_{t} &= [\\,dc \\odot g_t \\odot i_t(1-i_t),\\ dc \\odot c_{t-1} \\odot f_t(1-f_t),\\
+                  d\\tilde h_t \\odot \\tanh(\\tilde c_t) \\odot o_t(1-o_t),\\ dc \\odot i_t \\odot (1-g_t^2)\\,] \\\\
+        \\delta^c_{t-1} &= dc \\odot f_t + (1 - m_t)\\, \\delta^c_t, \\qquad
+        \\delta^h_{t-1} = da_t W_h^\\top + (1 - m_t)\\, g_t
+
+    then :math:`dh_0 = \\delta^h_{-1}`, :math:`dc_0 = \\delta^c_{-1}`, :math:`dx_t = da_t W_x^\\top`,
+    :math:`dW_x = \\sum_t x_t^\\top da_t`, :math:`dW_h = \\sum_t h_{t-1}^\\top da_t`,
+    :math:`db = \\sum_{t,n} da_{t,n}` (each sum one product after the loop).
+
+    Args:
+        dh: ``(N, T, H)``.
+        cache: from :func:`lstm_seq_forward`.
+        dh_last, dc_last: ``(N, H)`` upstream gradients of ``cache.h_last`` / ``cache.c_last``, or ``None``.
+        return_step_norms: also return ``step_norms`` ``(T,)``: :math:`\\|g_t\\|_F` over the batch.
+
+    Returns:
+        ``dx`` ``(N, T, D)``, ``dh0``, ``dc0`` ``(N, H)``, ``dWx`` ``(D, 4H)``, ``dWh`` ``(H, 4H)``,
+        ``db`` ``(4H,)`` [, ``step_norms`` ``(T,)``].
+    """
+    x_tm, hs, cs, gates, tanh_c, mask, Wx, Wh, h_last, c_last = cache
+    xp = backend.get_array_module(hs)
+    dh_tm = _check_dh(dh, hs)
+    delta_h = _initial_grad("dh_last", dh_last, h_last)
+    delta_c = _initial_grad("dc_last", dc_last, c_last)
+    t_steps = gates.shape[0]
+    dA = xp.empty_like(gates)
+    norms = xp.empty(t_steps, dtype=hs.dtype) if return_step_norms else None
+    for t in reversed(range(t_steps)):
+        m = None if mask is None else mask[t]
+        g = delta_h + (dh_tm[t] if m is None else m * dh_tm[t])
+        if norms is not None:
+            norms[t] = _norm(g)
+        if m is None:
+            delta_c = _lstm_cell_backward(g, delta_c, gates[t], cs[t], tanh_c[t], dA[t])
+            delta_h = dA[t] @ Wh.T
+        else:
+            dprev_c = _lstm_cell_backward(m * g, m * delta_c, gates[t], cs[t], tanh_c[t], dA[t])
+            delta_c = dprev_c + (1 - m) * delta_c
+            delta_h = dA[t] @ Wh.T + (1 - m) * g
+    dx, dWx = _input_grads(x_tm, dA, Wx)
+    dWh = _flat(hs[:-1]).T @ _flat(dA)
+    grads = (dx, delta_h, delta_c, dWx, dWh, dA.sum(axis=(0, 1)))
+    return grads + (norms,) if return_step_norms else grads
+
+
+def lstm_forward(x, h0, Wx, Wh, b):
+    """An LSTM over a whole sequence with the cell state starting at zero (CS231n).
+
+    :func:`lstm_seq_forward` with :math:`c_0 = 0` and no padding; see there for the equations.
+
+    Args:
+        x: ``(N, T, D)``; h0: ``(N, H)``; Wx: ``(D, 4H)``; Wh: ``(H, 4H)``; b: ``(4H,)``.
+
+    Returns:
+        ``h`` ``(N, T, H)`` and an :class:`LSTMCache`.
+    """
+    check_ndim("h0", h0, 2, "(N, H)")
+    return lstm_seq_forward(x, h0, backend.get_array_module(h0).zeros_like(h0), Wx, Wh, b)
+
+
+def lstm_backward(dh, cache: LSTMCache):
+    """Backward of :func:`lstm_forward` (:func:`lstm_seq_backward` without the ``dc0`` output).
+
+    Args:
+        dh: ``(N, T, H)``.
+
+    Returns:
+        ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, 4H)``, ``dWh`` ``(H, 4H)``, ``db`` ``(4H,)``.
+    """
+    dx, dh0, _, dWx, dWh, db = lstm_seq_backward(dh, cache)
+    return dx, dh0, dWx, dWh, db
+
+
+# ========================================================================== GRU
+class GRUStepCache(NamedTuple):
+    x: Any            # (N, D)
+    prev_h: Any       # (N, H)
+    Wx: Any           # (D, 3H)
+    Wh: Any           # (H, 3H)
+    gates: Any        # (N, 3H) activations [r, z, n]
+    rh: Any           # (N, H) r * prev_h, the input of Whn (reset_after=False; else None)
+    hn: Any           # (N, H) prev_h Whn + bhn, the term r scales (reset_after=True; else None)
+    reset_after: bool
+
+
+def _gru_fold_biases(bx, bh, reset_after: bool):
+    """The bias added to ``x Wx``: ``bx + bh`` except ``bhn`` when it sits inside ``r * (.)``."""
+    if not reset_after:
+        return bx + bh
+    folded = bx.copy()
+    hidden = bx.shape[0] // 3
+    folded[:2 * hidden] += bh[:2 * hidden]
+    return folded
+
+
+def _gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, aux):
+    """GRU cell from input pre-activations ``ax`` ``(N, 3H)`` (biases folded in, see
+    :func:`_gru_fold_biases`): writes ``gates`` ``[r, z, n]`` and ``aux`` (``r*h`` or
+    ``h Whn + bhn``); returns the new state."""
+    xp = backend.get_array_module(ax)
+    hidden = h.shape[1]
+    h2 = 2 * hidden
+    if reset_after:
+        hh = h @ Wh
+        gates[:, :h2] = sigmoid(ax[:, :h2] + hh[:, :h2])
+        xp.add(hh[:, h2:], bhn, out=aux)
+        n_pre = ax[:, h2:] + gates[:, :hidden] * aux
+    else:
+        gates[:, :h2] = sigmoid(ax[:, :h2] + h @ Wh[:, :h2])
+        xp.multiply(gates[:, :hidden], h, out=aux)
+        n_pre = ax[:, h2:] + aux @ Wh[:, h2:]
+    xp.tanh(n_pre, out=gates[:, h2:])
+    z, n = gates[:, hidden:h2], gates[:, h2:]
+    return (1 - z) * n + z * h
+
+
+def _gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after: bool, dax, dah):
+    """Writes the input-side pre-activation gradient into ``dax`` ``(N, 3H)`` and, for
+    ``reset_after``, the hidden-side one into ``dah``; returns ``dprev_h``."""
+    hidden = h.shape[1]
+    h2 = 2 * hidden
+    r, z, n = gates[:, :hidden], gates[:, hidden:h2], gates[:, h2:]
+    dan = dnext_h * (1 - z) * (1 - n * n)
+    dax[:, hidden:h2] = dnext_h * (h - n) * z * (1 - z)
+    dax[:, h2:] = dan
+    if reset_after:
+        dax[:, :hidden] = dan * aux * r * (1 - r)
+        dah[:, :h2] = dax[:, :h2]
+        dah[:, h2:] = dan * r
+        return dnext_h * z + dah @ Wh.T
+    drh = dan @ Wh[:, h2:].T
+    dax[:, :hidden] = drh * h * r * (1 - r)
+    return dnext_h * z + drh * r + dax[:, :h2] @ Wh[:, :h2].T
+
+
+def _gru_weight_grads(h_prev, aux, dax, dah, reset_after: bool):
+    """``dWh`` and ``dbh`` from the stacked (over steps) states and pre-activation gradients."""
+    if reset_after:
+        return h_prev.T @ dah, dah.sum(axis=0)
+    hidden = h_prev.shape[1]
+    xp = backend.get_array_module(dax)
+    dWh = xp.concatenate([h_prev.T @ dax[:, :2 * hidden], aux.T @ dax[:, 2 * hidden:]], axis=1)
+    return dWh, dax.sum(axis=0)
+
+
+
+def gru_step_forward(x, prev_h, Wx, Wh, bx, bh, reset_after=False):
+    """One GRU step, in either published variant.
+
+    .. math::
+        r &= \\sigma(x W_{xr} + b_{xr} + h W_{hr} + b_{hr}) \\\\
+        z &= \\sigma(x W_{xz} + b_{xz} + h W_{hz} + b_{hz}) \\\\
+        n &= \\tanh(x W_{xn} + b_{xn} + (r \\odot h) W_{hn} + b_{hn})
+            \\quad \\text{(reset_after=False: Cho et al. 2014, d2l)} \\\\
+        n &= \\tanh(x W_{xn} + b_{xn} + r \\odot (h W_{hn} + b_{hn}))
+            \\quad \\text{(reset_after=True: cuDNN, PyTorch, Keras)} \\\\
+        h' &= (1 - z) \\odot n + z \\odot h
+
+    where :math:`W_{xr}, W_{xz}, W_{xn}` are the three ``H``-column blocks of ``Wx`` (and so
+    on for ``Wh``, ``bx``, ``bh``), gate order ``[r, z, n]``.
+
+    Args:
+        x: ``(N, D)``.
+        prev_h: ``(N, H)`` (the :math:`h` above).
+        Wx: ``(D, 3H)``; Wh: ``(H, 3H)``; bx, bh: ``(3H,)``.
+        reset_after: where the reset gate applies (see above); only ``True`` matches ``torch.nn.GRU``.
+
+    Returns:
+        ``next_h`` ``(N, H)`` (:math:`h'`) and a :class:`GRUStepCache`.
+    """
+    _check_inputs(x, prev_h, 3, Wx, Wh, {"bx": bx, "bh": bh}, sequence=False, h_name="prev_h")
+    xp = backend.get_array_module(x)
+    hidden = prev_h.shape[1]
+    ax = x @ Wx + _gru_fold_biases(bx, bh, reset_after)
+    gates = xp.empty_like(ax)
+    aux = xp.empty_like(prev_h)
+    next_h = _gru_cell(ax, prev_h, Wh, bh[2 * hidden:], reset_after, gates, aux)
+    cache = GRUStepCache(x, prev_h, Wx, Wh, gates, None if reset_after else aux,
+                         aux if reset_after else None, bool(reset_after))
+    return next_h, cache
+
+
+def gru_step_backward(dnext_h, cache: GRUStepCache):
+    """Backward of :func:`gru_step_forward`.
+
+    .. math::
+        dn &= dh' \\odot (1 - z), \\qquad da_n = dn \\odot (1 - n^2) \\\\
+        da_z &= dh' \\odot (h - n) \\odot z (1 - z)
+
+    reset_after=False, with :math:`\\rho = r \\odot h`:
+
+    .. math::
+        d\\rho &= da_n W_{hn}^\\top, \\qquad da_r = d\\rho \\odot h \\odot r (1 - r) \\\\
+        dh &= dh' \\odot z + d\\rho \\odot r + [da_r, da_z] [W_{hr}, W_{hz}]^\\top \\\\
+        dW_h &= [\\,h^\\top [da_r, da_z],\\ \\rho^\\top da_n\\,], \\qquad db_h = db_x
+
+    reset_after=True, with :math:`\\eta = h W_{hn} + b_{hn}`:
+
+    .. math::
+        da_r &= da_n \\odot \\eta \\odot r (1 - r), \\qquad
+        da^h = [da_r, da_z, da_n \\odot r] \\\\
+        dh &= dh' \\odot z + da^h W_h^\\top, \\qquad dW_h = h^\\top da^h, \\qquad db_h = \\textstyle\\sum da^h
+
+    and in both, with :math:`da^x = [da_r, da_z, da_n]`:
+
+    .. math:: dx = da^x W_x^\\top, \\qquad dW_x = x^\\top da^x, \\qquad db_x = \\textstyle\\sum da^x
+
+    Args:
+        dnext_h: ``(N, H)``.
+
+    Returns:
+        ``dx`` ``(N, D)``, ``dprev_h`` ``(N, H)``, ``dWx`` ``(D, 3H)``, ``dWh`` ``(H, 3H)``,
+        ``dbx`` ``(3H,)``, ``dbh`` ``(3H,)``.
+    """
+    x, prev_h, Wx, Wh, gates, rh, hn, reset_after = cache
+    check_shape("dnext_h", dnext_h, tuple(prev_h.shape))
+    xp = backend.get_array_module(gates)
+    aux = hn if reset_after else rh
+    dax = xp.empty_like(gates)
+    dah = xp.empty_like(gates) if reset_after else None
+    dprev_h = _gru_cell_backward(dnext_h, prev_h, gates, aux, Wh, reset_after, dax, dah)
+    dWh, dbh = _gru_weight_grads(prev_h, aux, dax, dah, reset_after)
+    return dax @ Wx.T, dprev_h, x.T @ dax, dWh, dax.sum(axis=0), dbh
+
+
+class GRUCache(NamedTuple):
+    x: Any            # (T, N, D) the input, time-major
+    h: Any            # (T+1, N, H) states, time-major: h[0] = h0, h[t+1] after step t
+    gates: Any        # (T, N, 3H) activations [r, z, n] of every step
+    rh: Any           # (T, N, H) r_t * h_{t-1}, the input of Whn (reset_after=False; else None)
+    hn: Any           # (T, N, H) h_{t-1} Whn + bhn, the term r_t scales (reset_after=True; else None)
+    mask: Any         # (T, N, 1) 1 where t < valid_lens[n], else 0; None without valid_lens
+    Wx: Any           # (D, 3H)
+    Wh: Any           # (H, 3H)
+    reset_after: bool
+    h_last: Any       # (N, H) final state h[T]
+
+
+def gru_forward(x, h0, Wx, Wh, bx, bh, reset_after=False, valid_lens=None):
+    """A GRU over a whole sequence.
+
+    Each step applies the cell of :func:`gru_step_forward` to :math:`x_t, h_{t-1}`, giving
+    :math:`\\tilde h_t`, then :math:`h_t = m_t \\tilde h_t + (1 - m_t) h_{t-1}` and the output
+    :math:`y_t = m_t \\tilde h_t` with :math:`m_t = [t < \\ell_n]`. The input terms
+    ``x W_x + b_x`` (and the ``b_h`` blocks that add linearly: all three without
+    ``reset_after``, ``b_hr, b_hz`` with it) are one product for all steps before the loop.
+
+    Args:
+        x: ``(N, T, D)``; h0: ``(N, H)``; Wx: ``(D, 3H)``; Wh: ``(H, 3H)``; bx, bh: ``(3H,)``.
+        reset_after: the GRU variant (see :func:`gru_step_forward`).
+        valid_lens: ``None`` or ``(N,)`` integers in ``[0, T]``.
+
+    Returns:
+        ``h`` ``(N, T, H)`` (the outputs :math:`y_t`) and a :class:`GRUCache` whose ``h_last``
+        ``(N, H)`` is the final state.
+    """
+    n, _, hidden = _check_inputs(x, h0, 3, Wx, Wh, {"bx": bx, "bh": bh}, sequence=True, h_name="h0")
+    xp = backend.get_array_module(x)
+    t_steps = x.shape[1]
+    mask = _time_mask(valid_lens, n, t_steps, x)
+    x_tm, ax = _input_projection(x, Wx, _gru_fold_biases(bx, bh, reset_after))
+    hs = xp.empty((t_steps + 1, n, hidden), dtype=x.dtype)
+    gates = xp.empty((t_steps, n, 3 * hidden), dtype=x.dtype)
+    aux = xp.empty((t_steps, n, hidden), dtype=x.dtype)
+    hs[0] = h0
+    bhn = bh[2 * hidden:]
+    for t in range(t_steps):
+        new_h = _gru_cell(ax[t], hs[t], Wh, bhn, reset_after, gates[t], aux[t])
+        hs[t + 1] = _mix(None if mask is None else mask[t], new_h, hs[t])
+    out = _batch_first_outputs(hs[1:], mask)
+    cache = GRUCache(x_tm, hs, gates, None if reset_after else aux, aux if reset_after else None,
+                     mask, Wx, Wh, bool(reset_after), hs[t_steps])
+    return out, cache
+
+
+def gru_backward(dh, cache: GRUCache, dh_last=None, return_step_norms=False):
+    """Backward of :func:`gru_forward`.
+
+    From :math:`\\delta_{T-1} = dh_{last}` (zeros if ``None``), for :math:`t = T-1, \\ldots, 0`:
+    :math:`g_t = \\delta_t + m_t\\, dh_t` (:math:`\\partial L/\\partial h_t`), the cell backward of
+    :func:`gru_step_backward` with :math:`dh' = m_t g_t` gives :math:`da^x_t` (and
+    :math:`da^h_t`) and the cell's :math:`dh`, and :math:`\\delta_{t-1} = dh + (1 - m_t) g_t`.
+    Then :math:`dh_0 = \\delta_{-1}`, and the weight gradients are the step formulas summed
+    over :math:`t` (each one product after the loop):
+    :math:`dW_x = \\sum_t x_t^\\top da^x_t`, :math:`db_x = \\sum_{t,n} da^x_{t,n}`, and
+    :math:`dW_h, db_h` from :math:`h_{t-1}` (and :math:`\\rho_t = r_t \\odot h_{t-1}`) as in
+    :func:`gru_step_backward`.
+
+    Args:
+        dh: ``(N, T, H)``.
+        cache: from :func:`gru_forward`.
+        dh_last: ``(N, H)`` upstream gradient of ``cache.h_last``, or ``None``.
+        return_step_norms: also return ``step_norms`` ``(T,)``: :math:`\\|g_t\\|_F` over the batch.
+
+    Returns:
+        ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, 3H)``, ``dWh`` ``(H, 3H)``,
+        ``dbx``, ``dbh`` ``(3H,)`` [, ``step_norms`` ``(T,)``].
+    """
+    x_tm, hs, gates, rh, hn, mask, Wx, Wh, reset_after, h_last = cache
+    xp = backend.get_array_module(hs)
+    dh_tm = _check_dh(dh, hs)
+    delta = _initial_grad("dh_last", dh_last, h_last)
+    aux = hn if reset_after else rh
+    t_steps = gates.shape[0]
+    dax = xp.empty_like(gates)
+    dah = xp.empty_like(gates) if reset_after else None
+    norms = xp.empty(t_steps, dtype=hs.dtype) if return_step_norms else None
+    for t in reversed(range(t_steps)):
+        m = None if mask is None else mask[t]
+        g = delta + (dh_tm[t] if m is None else m * dh_tm[t])
+        if norms is not None:
+            norms[t] = _norm(g)
+        delta = _gru_cell_backward(g if m is None else m * g, hs[t], gates[t], aux[t], Wh,
+                                   reset_after, dax[t], None if dah is None else dah[t])
+        if m is not None:
+            delta += (1 - m) * g
+    dx, dWx = _input_grads(x_tm, dax, Wx)
+    dWh, dbh = _gru_weight_grads(_flat(hs[:-1]), _flat(aux), _flat(dax),
+                                 None if dah is None else _flat(dah), reset_after)
+    grads = (dx, delta, dWx, dWh, dax.sum(axis=(0, 1)), dbh)
+    return grads + (norms,) if return_step_norms else grads
+

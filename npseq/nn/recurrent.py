@@ -1,0 +1,488 @@
+"""``RNN``, ``GRU`` and ``LSTM``: stacked, optionally bidirectional recurrent layers.
+
+Each layer is a thin wrapper over the sequence pairs of
+:mod:`npseq.functional.recurrent` (``rnn_forward``/``rnn_backward``,
+``gru_forward``/``gru_backward``, ``lstm_seq_forward``/``lstm_seq_backward``); no cell
+maths is repeated here. Shapes are batch first: ``x`` ``(N, T, D)``, outputs
+``(N, T, num_directions * H)``, states ``(num_layers * num_directions, N, H)`` with the
+row of layer ``l``, direction ``d`` at ``l * num_directions + d`` (PyTorch's order).
+
+**Truncated BPTT.** The state returned by ``forward`` is a plain array with no
+history: feeding it to the next chunk's ``forward`` and calling ``backward`` per chunk
+stops every gradient at the chunk boundary (the gradient with respect to the
+chunk's initial state is still returned, as ``dstate0``). :func:`detach` makes the
+hand-over explicit.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from .. import backend
+from ..functional import recurrent as R
+from ..functional.layers import dropout_backward, dropout_forward
+from .._checks import check_array, check_float, check_ndim, check_same_backend, check_shape, check_valid_lens
+from .init import make_rng, uniform
+from .module import Module, Parameter
+
+__all__ = ["RecurrentBase", "RNN", "GRU", "LSTM", "detach", "to_torch_state_dict", "from_torch_state_dict"]
+
+
+class _LayerCache(NamedTuple):
+    directions: list  # one functional sequence cache per direction ([forward, reverse])
+    dropout: Any      # DropoutCache on this layer's output (None for the top layer)
+
+
+class _RecurrentCache(NamedTuple):
+    layers: list        # one _LayerCache per layer, bottom first
+    reverse_index: Any  # (N, T) time index that reverses each sequence within its valid length; None = plain flip
+    x_shape: tuple      # (N, T, D)
+
+
+def detach(state):
+    """A copy of a recurrent state with no link to the computation that produced it.
+
+    ``state`` is an array (``RNN``, ``GRU``) or a tuple ``(h, c)`` (``LSTM``); ``None``
+    gives ``None``. This is the hand-over of truncated backpropagation through time:
+    npseq arrays carry no history, so each chunk's ``backward`` already stops at the
+    chunk's initial state, and ``backward`` returns the gradient with respect to that
+    state (``dstate0``), which is simply not propagated further. The copy makes the
+    intent explicit and protects the carried state from in-place changes of the
+    array that the previous chunk returned.
+    """
+    if state is None:
+        return None
+    if isinstance(state, (tuple, list)):
+        return tuple(detach(part) for part in state)
+    check_array("state", state)
+    return state.copy()
+
+
+class RecurrentBase(Module):
+    """Shared machinery of :class:`RNN`, :class:`GRU` and :class:`LSTM`.
+
+    ``forward(x, state=None, valid_lens=None) -> (outputs, state)``:
+
+    * ``x`` ``(N, T, D)`` float, on the layer's backend and in its dtype;
+    * ``state``: ``None`` (zeros) or the initial state, ``(L * num_directions, N, H)``
+      (``LSTM``: a tuple ``(h, c)`` of two such arrays);
+    * ``valid_lens`` ``(N,)`` integers in ``[0, T]``: padded steps leave the state
+      unchanged and output zeros, and the reverse direction starts at each sequence's
+      own last valid token (the sequence is reversed within its valid length by a
+      gather, run forward, and gathered back), so results equal PyTorch's
+      ``pack_padded_sequence`` (which needs lengths >= 1);
+    * ``outputs`` ``(N, T, num_directions * H)``: the top layer's outputs, ``[forward, reverse]``
+      concatenated on the last axis; the returned state holds each layer's and
+      direction's final state (each sequence's last valid one).
+
+    Layer ``l > 0`` reads the outputs of layer ``l - 1`` after inverted dropout with
+    probability ``dropout`` (training mode only; drawn from a generator seeded from
+    ``rng``).
+
+    ``backward(doutputs, dstate=None) -> (dx, dstate0)``: ``dstate`` has the state's
+    structure (``None`` = zeros; for ``LSTM`` either part of the tuple may be ``None``);
+    ``dstate0`` is the gradient with respect to the initial state (zeros state when
+    ``state`` was ``None``). Adds into every ``Parameter.grad``.
+
+    Set ``record_step_norms = True`` to have each ``backward`` store
+    ``step_grad_norms[(layer, direction)]``, a host NumPy array ``(T,)`` of
+    :math:`\\|\\partial L / \\partial h_t\\|` over the batch at each step, in the order that
+    direction processes the steps (for the reverse direction index ``s`` is its ``s``-th
+    step, time ``T-1-s`` when there is no padding).
+
+    Parameters are named per layer and direction like PyTorch's: ``Wx_l0``, ``Wh_l0``
+    and the bias(es) ``..._l0``, then ``..._l0_reverse``, ``..._l1``, ...; all start from
+    :math:`U(-1/\\sqrt{H}, 1/\\sqrt{H})`.
+    """
+
+    _gates = 1
+    _bias_names = ("b",)
+    _state_parts = 1
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bidirectional: bool = False, dropout: float = 0.0, *, rng=None, dtype=None):
+        super().__init__()
+        for name, value in (("input_size", input_size), ("hidden_size", hidden_size),
+                            ("num_layers", num_layers)):
+            if not isinstance(value, (int, backend.numpy.integer)) or value < 1:
+                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
+        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        self.num_layers, self.bidirectional = int(num_layers), bool(bidirectional)
+        self.num_directions = 2 if bidirectional else 1
+        self.dropout = float(dropout)
+        self.record_step_norms = False
+        self.step_grad_norms = {}
+        rng = make_rng(rng)
+        bound = 1.0 / math.sqrt(hidden_size)
+        width = self._gates * hidden_size
+        self._param_names = {}
+        for layer in range(self.num_layers):
+            layer_input = input_size if layer == 0 else self.num_directions * hidden_size
+            for direction in range(self.num_directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = [("Wx", (layer_input, width)), ("Wh", (hidden_size, width))]
+                shapes += [(name, (width,)) for name in self._bias_names]
+                for name, shape in shapes:
+                    setattr(self, name + suffix, Parameter(uniform(rng, shape, bound, dtype)))
+                self._param_names[layer, direction] = [name + suffix for name, _ in shapes]
+        self.dropout_rng = make_rng(int(rng.integers(2**63)))
+
+    # --------------------------------------------------------- subclass hooks
+    def _run_forward(self, x, initial, params, valid_lens):
+        """Functional sequence forward of one layer and direction: ``(outputs, cache, finals)``."""
+        raise NotImplementedError
+
+    def _run_backward(self, dh, cache, dfinals, record):
+        """Functional sequence backward: ``(dx, dinitial, dparams, step_norms or None)``."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- helpers
+    def _params_of(self, layer: int, direction: int) -> list:
+        """``[Wx, Wh, bias(es)]`` of one layer and direction, looked up by name at call time."""
+        return [getattr(self, name) for name in self._param_names[layer, direction]]
+
+    @property
+    def _reference(self):
+        return self.Wx_l0.data
+
+    def _state_shape(self, n: int) -> tuple:
+        return (self.num_layers * self.num_directions, n, self.hidden_size)
+
+    def _state_parts_of(self, state, name: str, n: int, allow_none_parts: bool):
+        """The state (or its gradient) as a tuple of arrays (or ``None``s), validated."""
+        shape = self._state_shape(n)
+        layout = f"of shape {shape}"
+        if self._state_parts == 1:
+            parts, names = (state,), (name,)
+        else:
+            if not isinstance(state, (tuple, list)) or len(state) != 2:
+                raise TypeError(f"{name}: expected a tuple (h, c) of two arrays {layout}, "
+                                f"got {type(state).__name__}")
+            parts, names = tuple(state), (f"{name}[0]", f"{name}[1]")
+        for part, part_name in zip(parts, names):
+            if part is None and allow_none_parts:
+                continue
+            check_float(part_name, part)
+            check_shape(part_name, part, shape)
+            check_same_backend(part_name, part, self._reference)
+            if part.dtype != self._reference.dtype:
+                raise TypeError(f"{part_name}: expected dtype {self._reference.dtype} (the layer's dtype), "
+                                f"got {part.dtype}")
+        return parts
+
+    def _public_state(self, parts):
+        return parts[0] if self._state_parts == 1 else tuple(parts)
+
+    @staticmethod
+    def _reverse(a, index):
+        """Reverse each sequence in time within its valid length (a permutation that is its own inverse)."""
+        if index is None:
+            return a[:, ::-1]
+        xp = backend.get_array_module(a)
+        return a[xp.arange(a.shape[0])[:, None], index]
+
+    # ---------------------------------------------------------------- forward
+    def forward(self, x, state=None, valid_lens=None):
+        check_float("x", x)
+        check_ndim("x", x, 3, "(N, T, D)")
+        check_same_backend("x", x, self._reference)
+        n, t_steps, d = x.shape
+        if d != self.input_size:
+            raise ValueError(f"x: expected shape (N, T, {self.input_size}), got {tuple(x.shape)}")
+        if x.dtype != self._reference.dtype:
+            raise TypeError(f"x: expected dtype {self._reference.dtype} (the layer's dtype), got {x.dtype}")
+        xp = backend.get_array_module(x)
+        if state is None:
+            parts = tuple(xp.zeros(self._state_shape(n), dtype=x.dtype) for _ in range(self._state_parts))
+        else:
+            parts = self._state_parts_of(state, "state", n, allow_none_parts=False)
+        reverse_index = None
+        if valid_lens is not None:
+            check_valid_lens("valid_lens", valid_lens, (n,), t_steps)
+            valid_lens = xp.asarray(valid_lens)
+            if self.bidirectional:
+                steps = xp.arange(t_steps)[None, :]
+                lens = valid_lens[:, None]
+                reverse_index = xp.where(steps < lens, lens - 1 - steps, steps)
+
+        layer_input, layer_caches = x, []
+        finals = [[] for _ in parts]
+        for layer in range(self.num_layers):
+            outputs, caches = [], []
+            for direction in range(self.num_directions):
+                k = layer * self.num_directions + direction
+                params = [p.data for p in self._params_of(layer, direction)]
+                seq = layer_input if direction == 0 else self._reverse(layer_input, reverse_index)
+                out, cache, last = self._run_forward(seq, [part[k] for part in parts], params, valid_lens)
+                outputs.append(out if direction == 0 else self._reverse(out, reverse_index))
+                caches.append(cache)
+                for collected, value in zip(finals, last):
+                    collected.append(value)
+            out = outputs[0] if len(outputs) == 1 else xp.concatenate(outputs, axis=-1)
+            drop = None
+            if layer < self.num_layers - 1:
+                out, drop = dropout_forward(out, self.dropout, self.dropout_rng, train=self.training)
+            layer_caches.append(_LayerCache(caches, drop))
+            layer_input = out
+        self.save_for_backward(_RecurrentCache(layer_caches, reverse_index, (n, t_steps, d)))
+        return layer_input, self._public_state([xp.stack(collected) for collected in finals])
+
+    # --------------------------------------------------------------- backward
+    def backward(self, doutputs, dstate=None):
+        cache = self.pop_cache()
+        n, t_steps, _ = cache.x_shape
+        hidden, dirs = self.hidden_size, self.num_directions
+        check_shape("doutputs", doutputs, (n, t_steps, dirs * hidden))
+        check_same_backend("doutputs", doutputs, self._reference)
+        if dstate is None:
+            dparts = (None,) * self._state_parts
+        else:
+            dparts = self._state_parts_of(dstate, "dstate", n, allow_none_parts=True)
+        xp = backend.get_array_module(doutputs)
+        dinitial = [xp.empty(self._state_shape(n), dtype=doutputs.dtype) for _ in dparts]
+        norms = {}
+        dout = doutputs
+        for layer in reversed(range(self.num_layers)):
+            layer_cache = cache.layers[layer]
+            if layer_cache.dropout is not None:
+                dout = dropout_backward(dout, layer_cache.dropout)
+            dx = None
+            for direction in range(dirs):
+                k = layer * dirs + direction
+                dh = dout[..., direction * hidden:(direction + 1) * hidden]
+                if direction == 1:
+                    dh = self._reverse(dh, cache.reverse_index)
+                dfinals = [None if part is None else part[k] for part in dparts]
+                dseq, dstart, dparams, step_norms = self._run_backward(
+                    dh, layer_cache.directions[direction], dfinals, self.record_step_norms)
+                if direction == 1:
+                    dseq = self._reverse(dseq, cache.reverse_index)
+                dx = dseq if dx is None else dx + dseq
+                for param, grad in zip(self._params_of(layer, direction), dparams):
+                    param.grad += grad
+                for target, grad in zip(dinitial, dstart):
+                    target[k] = grad
+                if step_norms is not None:
+                    norms[layer, direction] = backend.to_numpy(step_norms)
+            dout = dx
+        if self.record_step_norms:
+            self.step_grad_norms = norms
+        return dout, self._public_state(dinitial)
+
+    def extra_repr(self) -> str:
+        extras = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            extras += f", num_layers={self.num_layers}"
+        if self.bidirectional:
+            extras += ", bidirectional=True"
+        if self.dropout:
+            extras += f", dropout={self.dropout}"
+        return extras
+
+
+class RNN(RecurrentBase):
+    """Multi-layer Elman RNN with tanh, built on :func:`~npseq.functional.recurrent.rnn_forward`.
+
+    Each layer and direction computes
+
+    .. math::
+        \\tilde h_t = \\tanh(x_t W_x + h_{t-1} W_h + b), \\qquad
+        h_t = m_t \\tilde h_t + (1 - m_t) h_{t-1}, \\qquad y_t = m_t \\tilde h_t
+
+    (:math:`m_t = [t < \\ell_n]`, all ones without ``valid_lens``). See :class:`RecurrentBase`
+    for ``forward``/``backward``.
+
+    Parameters per layer ``l`` (suffix ``_l{l}``, reverse direction ``_l{l}_reverse``):
+    ``Wx`` ``(D_l, H)`` (``D_0 = input_size``, ``D_l = num_directions * H`` above), ``Wh``
+    ``(H, H)``, ``b`` ``(H,)``.
+
+    Mapping to and from ``torch.nn.RNN(nonlinearity="tanh", batch_first=True)``:
+    ``Wx = weight_ih_l{l}.T``, ``Wh = weight_hh_l{l}.T``, ``b = bias_ih_l{l} + bias_hh_l{l}``;
+    back: ``weight_ih = Wx.T``, ``weight_hh = Wh.T``, ``bias_ih = b``, ``bias_hh = 0``
+    (see :func:`to_torch_state_dict` / :func:`from_torch_state_dict`).
+    """
+
+    def _run_forward(self, x, initial, params, valid_lens):
+        out, cache = R.rnn_forward(x, initial[0], *params, valid_lens=valid_lens)
+        return out, cache, (cache.h_last,)
+
+    def _run_backward(self, dh, cache, dfinals, record):
+        grads = R.rnn_backward(dh, cache, dfinals[0], return_step_norms=record)
+        return grads[0], (grads[1],), grads[2:5], grads[5] if record else None
+
+
+class GRU(RecurrentBase):
+    """Multi-layer GRU, built on :func:`~npseq.functional.recurrent.gru_forward`.
+
+    Each layer and direction computes, with gate order ``[r, z, n]`` in the ``3H`` columns,
+
+    .. math::
+        r_t &= \\sigma(x_t W_{xr} + b_{xr} + h_{t-1} W_{hr} + b_{hr}), \\quad
+        z_t = \\sigma(x_t W_{xz} + b_{xz} + h_{t-1} W_{hz} + b_{hz}) \\\\
+        n_t &= \\tanh(x_t W_{xn} + b_{xn} + (r_t \\odot h_{t-1}) W_{hn} + b_{hn})
+            \\quad \\text{(reset_after=False, Cho et al. 2014 / d2l)} \\\\
+        n_t &= \\tanh(x_t W_{xn} + b_{xn} + r_t \\odot (h_{t-1} W_{hn} + b_{hn}))
+            \\quad \\text{(reset_after=True, cuDNN / PyTorch / Keras)} \\\\
+        \\tilde h_t &= (1 - z_t) \\odot n_t + z_t \\odot h_{t-1}, \\qquad
+        h_t = m_t \\tilde h_t + (1 - m_t) h_{t-1}, \\qquad y_t = m_t \\tilde h_t
+
+    See :class:`RecurrentBase` for ``forward``/``backward``.
+
+    Parameters per layer ``l`` (suffix ``_l{l}``, reverse ``_l{l}_reverse``): ``Wx``
+    ``(D_l, 3H)``, ``Wh`` ``(H, 3H)``, ``bx`` ``(3H,)``, ``bh`` ``(3H,)``.
+
+    Mapping to and from ``torch.nn.GRU(batch_first=True)``, which is the ``reset_after=True``
+    variant (``reset_after=False`` has no PyTorch equivalent): torch keeps the gate blocks
+    ``[r, z, n]`` as rows, so ``Wx = weight_ih_l{l}.T``, ``Wh = weight_hh_l{l}.T``,
+    ``bx = bias_ih_l{l}``, ``bh = bias_hh_l{l}``, and back by the same transposes.
+    """
+
+    _gates = 3
+    _bias_names = ("bx", "bh")
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bidirectional: bool = False, dropout: float = 0.0, reset_after: bool = False, *,
+                 rng=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, bidirectional, dropout, rng=rng, dtype=dtype)
+        self.reset_after = bool(reset_after)
+
+    def _run_forward(self, x, initial, params, valid_lens):
+        out, cache = R.gru_forward(x, initial[0], *params, reset_after=self.reset_after,
+                                   valid_lens=valid_lens)
+        return out, cache, (cache.h_last,)
+
+    def _run_backward(self, dh, cache, dfinals, record):
+        grads = R.gru_backward(dh, cache, dfinals[0], return_step_norms=record)
+        return grads[0], (grads[1],), grads[2:6], grads[6] if record else None
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", reset_after={self.reset_after}"
+
+
+class LSTM(RecurrentBase):
+    """Multi-layer LSTM, built on :func:`~npseq.functional.recurrent.lstm_seq_forward`.
+
+    Each layer and direction computes, with gate order ``[i, f, o, g]`` in the ``4H`` columns,
+
+    .. math::
+        [i_t, f_t, o_t] &= \\sigma([a_i, a_f, a_o]), \\quad g_t = \\tanh(a_g), \\qquad
+        a = x_t W_x + h_{t-1} W_h + b \\\\
+        \\tilde c_t &= f_t \\odot c_{t-1} + i_t \\odot g_t, \\qquad \\tilde h_t = o_t \\odot \\tanh(\\tilde c_t) \\\\
+        c_t &= m_t \\tilde c_t + (1 - m_t) c_{t-1}, \\quad h_t = m_t \\tilde h_t + (1 - m_t) h_{t-1},
+        \\quad y_t = m_t \\tilde h_t
+
+    The state is a tuple ``(h, c)``, each ``(L * num_directions, N, H)``. See
+    :class:`RecurrentBase` for ``forward``/``backward``.
+
+    Parameters per layer ``l`` (suffix ``_l{l}``, reverse ``_l{l}_reverse``): ``Wx``
+    ``(D_l, 4H)``, ``Wh`` ``(H, 4H)``, ``b`` ``(4H,)``.
+
+    Mapping to and from ``torch.nn.LSTM(batch_first=True)``: torch keeps the gate blocks as
+    rows in the order ``[i, f, g, o]``; with ``P`` the block permutation ``[0, 1, 3, 2]``
+    (which swaps ``g`` and ``o`` and is its own inverse),
+    ``Wx = weight_ih_l{l}[P].T``, ``Wh = weight_hh_l{l}[P].T``,
+    ``b = (bias_ih_l{l} + bias_hh_l{l})[P]``; back: ``weight_ih = Wx.T[P]``,
+    ``weight_hh = Wh.T[P]``, ``bias_ih = b[P]``, ``bias_hh = 0``.
+    """
+
+    _gates = 4
+    _state_parts = 2
+
+    def _run_forward(self, x, initial, params, valid_lens):
+        out, cache = R.lstm_seq_forward(x, initial[0], initial[1], *params, valid_lens=valid_lens)
+        return out, cache, (cache.h_last, cache.c_last)
+
+    def _run_backward(self, dh, cache, dfinals, record):
+        grads = R.lstm_seq_backward(dh, cache, dfinals[0], dfinals[1], return_step_norms=record)
+        return grads[0], grads[1:3], grads[3:6], grads[6] if record else None
+
+
+# ------------------------------------------------------------ PyTorch weights
+def _torch_rows(module):
+    """Row order taking our gate blocks to torch's (and back): LSTM swaps o and g."""
+    np = backend.numpy
+    hidden = module.hidden_size
+    blocks = [0, 1, 3, 2] if isinstance(module, LSTM) else list(range(module._gates))
+    return np.concatenate([np.arange(b * hidden, (b + 1) * hidden) for b in blocks])
+
+
+def _suffixes(module):
+    """The name suffix of every layer and direction (the same in npseq and torch), in torch's order."""
+    for layer in range(module.num_layers):
+        for direction in range(module.num_directions):
+            yield f"_l{layer}" + ("_reverse" if direction else "")
+
+
+def _check_torch_compatible(module):
+    if not isinstance(module, RecurrentBase):
+        raise TypeError(f"module: expected an npseq RNN, GRU or LSTM, got {type(module).__name__}")
+    if isinstance(module, GRU) and not module.reset_after:
+        raise ValueError("module: expected GRU(reset_after=True), the variant torch.nn.GRU computes; "
+                         "got reset_after=False")
+
+
+def to_torch_state_dict(module) -> dict:
+    """The parameters of an npseq ``RNN``/``GRU``/``LSTM`` under ``torch.nn.RNN/GRU/LSTM`` names.
+
+    Returns ``{name: host NumPy array}`` with torch's names and layouts
+    (``weight_ih_l0`` ``(kH, D)``, ``weight_hh_l0`` ``(kH, H)``, ``bias_ih_l0``, ``bias_hh_l0``,
+    ..., ``_reverse``); load it with
+    ``torch_module.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()})``.
+    A single npseq bias ``b`` goes to ``bias_ih`` and ``bias_hh`` is zero. GRU needs
+    ``reset_after=True``. The class docstrings give the mapping.
+    """
+    _check_torch_compatible(module)
+    np = backend.numpy
+    rows = _torch_rows(module)
+    params = {name: backend.to_numpy(p.data) for name, p in module.named_parameters()}
+    out = {}
+    for sfx in _suffixes(module):
+        out["weight_ih" + sfx] = params["Wx" + sfx].T[rows].copy()
+        out["weight_hh" + sfx] = params["Wh" + sfx].T[rows].copy()
+        if isinstance(module, GRU):
+            out["bias_ih" + sfx] = params["bx" + sfx].copy()
+            out["bias_hh" + sfx] = params["bh" + sfx].copy()
+        else:
+            out["bias_ih" + sfx] = params["b" + sfx][rows].copy()
+            out["bias_hh" + sfx] = np.zeros_like(params["b" + sfx])
+    return out
+
+
+def _host(value):
+    """A host NumPy array from an array or a CPU tensor (anything with ``detach()``)."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    return backend.to_numpy(value)
+
+
+def from_torch_state_dict(module, torch_sd) -> None:
+    """Load the weights of a ``torch.nn.RNN/GRU/LSTM`` (its ``state_dict()``) into ``module``.
+
+    ``torch_sd`` maps torch's names (``weight_ih_l0``, ..., ``bias_hh_l1_reverse``) to arrays
+    or CPU tensors; the names must match exactly (same ``num_layers`` and ``bidirectional``;
+    ``bias=True``). The two torch biases of ``RNN``/``LSTM`` are summed into ``b``. GRU needs
+    ``reset_after=True``. The class docstrings give the mapping.
+    """
+    _check_torch_compatible(module)
+    rows = _torch_rows(module)
+    expected = [kind + sfx for sfx in _suffixes(module)
+                for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    missing = [name for name in expected if name not in torch_sd]
+    unexpected = [name for name in torch_sd if name not in expected]
+    if missing or unexpected:
+        raise KeyError(f"torch_sd: expected the parameter names of torch.nn.{type(module).__name__}"
+                       f"(num_layers={module.num_layers}, bidirectional={module.bidirectional}); "
+                       f"missing {missing}, unexpected {unexpected}")
+    sd = {name: _host(torch_sd[name]) for name in expected}
+    state = {}
+    for sfx in _suffixes(module):
+        state["Wx" + sfx] = sd["weight_ih" + sfx][rows].T
+        state["Wh" + sfx] = sd["weight_hh" + sfx][rows].T
+        if isinstance(module, GRU):
+            state["bx" + sfx] = sd["bias_ih" + sfx]
+            state["bh" + sfx] = sd["bias_hh" + sfx]
+        else:
+            state["b" + sfx] = (sd["bias_ih" + sfx] + sd["bias_hh" + sfx])[rows]
+    module.load_state_dict(state)

@@ -1,0 +1,537 @@
+"""Tests of npseq.functional.recurrent: finite differences, CS231n reference values,
+padding properties, a step-by-step reference for the sequence backward, and PyTorch parity."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from npseq.functional.recurrent import (
+    gru_backward, gru_forward, gru_step_backward, gru_step_forward, lstm_backward, lstm_forward,
+    lstm_seq_backward, lstm_seq_forward, lstm_step_backward, lstm_step_forward, rnn_backward,
+    rnn_forward, rnn_step_backward, rnn_step_forward,
+)
+from npseq.functional.activations import sigmoid
+from npseq.gradcheck import check_function
+
+GATES = {"rnn": 1, "lstm": 4, "gru": 3}
+
+
+def make_params(kind, D, H, rng, dtype=np.float64, scale=0.5):
+    """Weights small enough that no gate saturates: ``{"Wx", "Wh", bias names}``."""
+    k = GATES[kind]
+    params = {"Wx": scale * rng.standard_normal((D, k * H)), "Wh": scale * rng.standard_normal((H, k * H))}
+    if kind == "gru":
+        params["bx"] = scale * rng.standard_normal(k * H)
+        params["bh"] = scale * rng.standard_normal(k * H)
+    else:
+        params["b"] = scale * rng.standard_normal(k * H)
+    return {name: value.astype(dtype) for name, value in params.items()}
+
+
+# Sequence pairs in a common shape: forward(x, h0, c0, params, valid_lens, **kw) -> (h, h_last, c_last, cache)
+# and backward(dh, dh_last, dc_last, cache, step_norms) -> (dx, dh0, dc0, dparams..., [norms]).
+def seq_forward(kind, x, h0, c0, params, valid_lens=None, reset_after=False):
+    if kind == "rnn":
+        h, cache = rnn_forward(x, h0, params["Wx"], params["Wh"], params["b"], valid_lens)
+        return h, cache.h_last, None, cache
+    if kind == "lstm":
+        h, cache = lstm_seq_forward(x, h0, c0, params["Wx"], params["Wh"], params["b"], valid_lens)
+        return h, cache.h_last, cache.c_last, cache
+    h, cache = gru_forward(x, h0, params["Wx"], params["Wh"], params["bx"], params["bh"],
+                           reset_after, valid_lens)
+    return h, cache.h_last, None, cache
+
+
+def seq_backward(kind, dh, dh_last, dc_last, cache, step_norms=False):
+    if kind == "rnn":
+        out = rnn_backward(dh, cache, dh_last, return_step_norms=step_norms)
+        return out[:2] + (None,) + out[2:]
+    if kind == "lstm":
+        return lstm_seq_backward(dh, cache, dh_last, dc_last, return_step_norms=step_norms)
+    out = gru_backward(dh, cache, dh_last, return_step_norms=step_norms)
+    return out[:2] + (None,) + out[2:]
+
+
+def random_problem(kind, N, T, D, H, seed, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((N, T, D)).astype(dtype)
+    h0 = (0.5 * rng.standard_normal((N, H))).astype(dtype)
+    c0 = (0.5 * rng.standard_normal((N, H))).astype(dtype)
+    return x, h0, c0, make_params(kind, D, H, rng, dtype)
+
+
+# ------------------------------------------------------------ (a) finite differences
+def test_rnn_step_gradcheck():
+    rng = np.random.default_rng(0)
+    inputs = {"x": rng.standard_normal((4, 5)), "prev_h": rng.standard_normal((4, 6)),
+              **make_params("rnn", 5, 6, rng)}
+    report = check_function(rnn_step_forward, rnn_step_backward, inputs)
+    assert report.ok, report
+
+
+def test_lstm_step_gradcheck():
+    rng = np.random.default_rng(1)
+    inputs = {"x": rng.standard_normal((4, 5)), "prev_h": rng.standard_normal((4, 6)),
+              "prev_c": rng.standard_normal((4, 6)), **make_params("lstm", 5, 6, rng)}
+    report = check_function(lstm_step_forward, lstm_step_backward, inputs)
+    assert report.ok, report
+
+
+@pytest.mark.parametrize("reset_after", [False, True])
+def test_gru_step_gradcheck(reset_after):
+    rng = np.random.default_rng(2)
+    inputs = {"x": rng.standard_normal((4, 5)), "prev_h": rng.standard_normal((4, 6)),
+              **make_params("gru", 5, 6, rng)}
+    report = check_function(gru_step_forward, gru_step_backward, inputs,
+                            kwargs={"reset_after": reset_after})
+    assert report.ok, report
+
+
+LENS = [None, np.array([3, 0, 4, 1]), np.array([4, 4, 4, 4])]  # T = 4: padded (incl. 0 and T), all full
+
+
+def _seq_gradcheck(kind, lens, reset_after=False):
+    """Check every input gradient with upstream gradients on the outputs and the final state(s)."""
+    N, T, D, H = 4, 4, 3, 3
+    x, h0, c0, params = random_problem(kind, N, T, D, H, seed=3)
+    inputs = {"x": x, "h0": h0}
+    if kind == "lstm":
+        inputs["c0"] = c0
+    inputs.update(params)
+    names = list(inputs)
+
+    def forward(*args):
+        values = dict(zip(names, args))
+        h, h_last, c_last, cache = seq_forward(kind, values["x"], values["h0"], values.get("c0"),
+                                               values, lens, reset_after)
+        return (h, h_last, c_last, cache) if kind == "lstm" else (h, h_last, cache)
+
+    def backward(*args):
+        if kind == "lstm":
+            dh, dh_last, dc_last, cache = args
+        else:
+            (dh, dh_last, cache), dc_last = args, None
+        grads = seq_backward(kind, dh, dh_last, dc_last, cache)
+        return grads[:2] + (grads[2:] if kind == "lstm" else grads[3:])
+
+    return check_function(forward, backward, inputs)
+
+
+@pytest.mark.parametrize("lens", LENS, ids=["no-lens", "padded", "full"])
+@pytest.mark.parametrize("kind,reset_after", [("rnn", False), ("lstm", False), ("gru", False), ("gru", True)])
+def test_sequence_gradcheck_with_final_state_grads(kind, reset_after, lens):
+    report = _seq_gradcheck(kind, lens, reset_after)
+    assert report.ok, report
+
+
+@pytest.mark.parametrize("kind,reset_after", [("rnn", False), ("gru", False), ("gru", True)])
+def test_sequence_gradcheck_cs231n_signature(kind, reset_after):
+    x, h0, _, params = random_problem(kind, 3, 5, 4, 3, seed=4)
+    if kind == "rnn":
+        report = check_function(rnn_forward, rnn_backward, {"x": x, "h0": h0, **params})
+    else:
+        report = check_function(gru_forward, gru_backward, {"x": x, "h0": h0, **params},
+                                kwargs={"reset_after": reset_after})
+    assert report.ok, report
+
+
+def test_lstm_forward_backward_gradcheck():
+    x, h0, _, params = random_problem("lstm", 3, 5, 4, 3, seed=5)
+    report = check_function(lstm_forward, lstm_backward, {"x": x, "h0": h0, **params})
+    assert report.ok, report
+
+
+# ------------------------------------------------ step-by-step reference for the sequence backward
+def _step_by_step(kind, x, h0, c0, params, lens, dh, dh_last, dc_last, reset_after):
+    """Loop over the step functions, with the padding mix done by hand, forward and backward.
+
+    Returns the outputs, final states, all gradients and the per-step norms of dL/dh_t.
+    """
+    N, T, _ = x.shape
+    m = np.ones((T, N, 1)) if lens is None else (np.arange(T)[:, None] < lens[None, :])[:, :, None] * 1.0
+    h, c, caches, outs = h0, c0, [], []
+    for t in range(T):
+        if kind == "rnn":
+            new_h, cache = rnn_step_forward(x[:, t], h, params["Wx"], params["Wh"], params["b"])
+            new_c = None
+        elif kind == "lstm":
+            new_h, new_c, cache = lstm_step_forward(x[:, t], h, c, params["Wx"], params["Wh"], params["b"])
+        else:
+            new_h, cache = gru_step_forward(x[:, t], h, params["Wx"], params["Wh"], params["bx"],
+                                            params["bh"], reset_after)
+            new_c = None
+        caches.append(cache)
+        outs.append(m[t] * new_h)
+        h = m[t] * new_h + (1 - m[t]) * h
+        if kind == "lstm":
+            c = m[t] * new_c + (1 - m[t]) * c
+    dparams = [0.0] * len(params)
+    dx = np.zeros_like(x)
+    norms = np.zeros(T)
+    delta_h = np.zeros_like(h0) if dh_last is None else dh_last
+    delta_c = np.zeros_like(h0) if dc_last is None else dc_last
+    for t in reversed(range(T)):
+        g = delta_h + m[t] * dh[:, t]
+        norms[t] = np.linalg.norm(g)
+        if kind == "lstm":
+            dxt, dprev_h, dprev_c, *dp = lstm_step_backward(m[t] * g, m[t] * delta_c, caches[t])
+            delta_c = dprev_c + (1 - m[t]) * delta_c
+        else:
+            step_backward = rnn_step_backward if kind == "rnn" else gru_step_backward
+            dxt, dprev_h, *dp = step_backward(m[t] * g, caches[t])
+        delta_h = dprev_h + (1 - m[t]) * g
+        dx[:, t] = dxt
+        dparams = [a + b for a, b in zip(dparams, dp)]
+    return (np.stack(outs, axis=1), h, c, dx, delta_h, delta_c if kind == "lstm" else None,
+            dparams, norms)
+
+
+@pytest.mark.parametrize("lens", [None, np.array([5, 0, 2])], ids=["no-lens", "padded"])
+@pytest.mark.parametrize("kind,reset_after", [("rnn", False), ("lstm", False), ("gru", False), ("gru", True)])
+def test_sequence_matches_step_loop_and_step_norms(kind, reset_after, lens):
+    N, T, D, H = 3, 5, 4, 3
+    x, h0, c0, params = random_problem(kind, N, T, D, H, seed=6)
+    rng = np.random.default_rng(7)
+    dh, dh_last, dc_last = (rng.standard_normal(s) for s in [(N, T, H), (N, H), (N, H)])
+    c0 = c0 if kind == "lstm" else None
+    dc_last = dc_last if kind == "lstm" else None
+    ref = _step_by_step(kind, x, h0, c0, params, lens, dh, dh_last, dc_last, reset_after)
+    out, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after)
+    *grads, norms = seq_backward(kind, dh, dh_last, dc_last, cache, step_norms=True)
+    np.testing.assert_allclose(out, ref[0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(h_last, ref[1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(norms, ref[7], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads[0], ref[3], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(grads[1], ref[4], rtol=0, atol=1e-12)
+    if kind == "lstm":
+        np.testing.assert_allclose(c_last, ref[2], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(grads[2], ref[5], rtol=0, atol=1e-12)
+    for got, want in zip(grads[3:], ref[6]):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert norms.shape == (T,)
+
+
+def test_step_norms_are_optional_and_last_in_the_tuple():
+    x, h0, _, params = random_problem("rnn", 2, 3, 2, 2, seed=8)
+    h, cache = rnn_forward(x, h0, **params)
+    dh = np.ones_like(h)
+    plain = rnn_backward(dh, cache)
+    with_norms = rnn_backward(dh, cache, return_step_norms=True)
+    assert len(plain) == 5 and len(with_norms) == 6
+    for a, b in zip(plain, with_norms):
+        np.testing.assert_array_equal(a, b)
+    # the last step's gradient is just dh[:, -1] (no dh_last)
+    assert with_norms[-1][-1] == pytest.approx(np.linalg.norm(dh[:, -1]))
+
+
+# --------------------------------------------------------------- (b) CS231n reference values
+def test_cs231n_rnn_step_forward():
+    N, D, H = 3, 10, 4
+    x = np.linspace(-0.4, 0.7, num=N * D).reshape(N, D)
+    prev_h = np.linspace(-0.2, 0.5, num=N * H).reshape(N, H)
+    Wx = np.linspace(-0.1, 0.9, num=D * H).reshape(D, H)
+    Wh = np.linspace(-0.3, 0.7, num=H * H).reshape(H, H)
+    b = np.linspace(-0.2, 0.4, num=H)
+    next_h, _ = rnn_step_forward(x, prev_h, Wx, Wh, b)
+    expected_next_h = np.asarray([
+        [-0.58172089, -0.50182032, -0.41232771, -0.31410098],
+        [0.66854692, 0.79562378, 0.87755553, 0.92795967],
+        [0.97934501, 0.99144213, 0.99646691, 0.99854353]])
+    assert np.abs(next_h - expected_next_h).max() < 1e-8
+
+
+def test_cs231n_rnn_forward():
+    N, T, D, H = 2, 3, 4, 5
+    x = np.linspace(-0.1, 0.3, num=N * T * D).reshape(N, T, D)
+    h0 = np.linspace(-0.3, 0.1, num=N * H).reshape(N, H)
+    Wx = np.linspace(-0.2, 0.4, num=D * H).reshape(D, H)
+    Wh = np.linspace(-0.4, 0.1, num=H * H).reshape(H, H)
+    b = np.linspace(-0.7, 0.1, num=H)
+    h, _ = rnn_forward(x, h0, Wx, Wh, b)
+    expected_h = np.asarray([
+        [[-0.42070749, -0.27279261, -0.11074945, 0.05740409, 0.22236251],
+         [-0.39525808, -0.22554661, -0.0409454, 0.14649412, 0.32397316],
+         [-0.42305111, -0.24223728, -0.04287027, 0.15997045, 0.35014525]],
+        [[-0.55857474, -0.39065825, -0.19198182, 0.02378408, 0.23735671],
+         [-0.27150199, -0.07088804, 0.13562939, 0.33099728, 0.50158768],
+         [-0.51014825, -0.30524429, -0.06755202, 0.17806392, 0.40333043]]])
+    assert np.abs(h - expected_h).max() < 1e-8
+
+
+def test_cs231n_lstm_step_forward():
+    N, D, H = 3, 4, 5
+    x = np.linspace(-0.4, 1.2, num=N * D).reshape(N, D)
+    prev_h = np.linspace(-0.3, 0.7, num=N * H).reshape(N, H)
+    prev_c = np.linspace(-0.4, 0.9, num=N * H).reshape(N, H)
+    Wx = np.linspace(-2.1, 1.3, num=4 * D * H).reshape(D, 4 * H)
+    Wh = np.linspace(-0.7, 2.2, num=4 * H * H).reshape(H, 4 * H)
+    b = np.linspace(0.3, 0.7, num=4 * H)
+    next_h, next_c, _ = lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b)
+    expected_next_h = np.asarray([
+        [0.24635157, 0.28610883, 0.32240467, 0.35525807, 0.38474904],
+        [0.49223563, 0.55611431, 0.61507696, 0.66844003, 0.7159181],
+        [0.56735664, 0.66310127, 0.74419266, 0.80889665, 0.858299]])
+    expected_next_c = np.asarray([
+        [0.32986176, 0.39145139, 0.451556, 0.51014116, 0.56717407],
+        [0.66382255, 0.76674007, 0.87195994, 0.97902709, 1.08751345],
+        [0.74192008, 0.90592151, 1.07717006, 1.25120233, 1.42395676]])
+    assert np.abs(next_h - expected_next_h).max() < 1e-8
+    assert np.abs(next_c - expected_next_c).max() < 1e-8
+
+
+def test_cs231n_lstm_forward():
+    N, D, H, T = 2, 5, 4, 3
+    x = np.linspace(-0.4, 0.6, num=N * T * D).reshape(N, T, D)
+    h0 = np.linspace(-0.4, 0.8, num=N * H).reshape(N, H)
+    Wx = np.linspace(-0.2, 0.9, num=4 * D * H).reshape(D, 4 * H)
+    Wh = np.linspace(-0.3, 0.6, num=4 * H * H).reshape(H, 4 * H)
+    b = np.linspace(0.2, 0.7, num=4 * H)
+    h, _ = lstm_forward(x, h0, Wx, Wh, b)
+    expected_h = np.asarray([
+        [[0.01764008, 0.01823233, 0.01882671, 0.0194232],
+         [0.11287491, 0.12146228, 0.13018446, 0.13902939],
+         [0.31358768, 0.33338627, 0.35304453, 0.37250975]],
+        [[0.45767879, 0.4761092, 0.4936887, 0.51041945],
+         [0.6704845, 0.69350089, 0.71486014, 0.7346449],
+         [0.81733511, 0.83677871, 0.85403753, 0.86935314]]])
+    assert np.abs(h - expected_h).max() < 1e-8
+
+
+@pytest.mark.parametrize("reset_after", [False, True])
+def test_gru_step_matches_the_written_equations(reset_after):
+    rng = np.random.default_rng(9)
+    x, h = rng.standard_normal((3, 4)), rng.standard_normal((3, 2))
+    p = make_params("gru", 4, 2, rng)
+    Wx, Wh, bx, bh = (np.split(p[k], 3, axis=-1) for k in ("Wx", "Wh", "bx", "bh"))
+    r = sigmoid(x @ Wx[0] + bx[0] + h @ Wh[0] + bh[0])
+    z = sigmoid(x @ Wx[1] + bx[1] + h @ Wh[1] + bh[1])
+    if reset_after:
+        n = np.tanh(x @ Wx[2] + bx[2] + r * (h @ Wh[2] + bh[2]))
+    else:
+        n = np.tanh(x @ Wx[2] + bx[2] + (r * h) @ Wh[2] + bh[2])
+    next_h, _ = gru_step_forward(x, h, p["Wx"], p["Wh"], p["bx"], p["bh"], reset_after)
+    np.testing.assert_allclose(next_h, (1 - z) * n + z * h, rtol=0, atol=1e-14)
+
+
+# ------------------------------------------------------------------- (c) properties
+KINDS = [("rnn", False), ("lstm", False), ("gru", False), ("gru", True)]
+
+
+@st.composite
+def padded_problems(draw):
+    kind, reset_after = draw(st.sampled_from(KINDS))
+    N, T = draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    D, H = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    extra = draw(st.integers(1, 3))
+    lens = np.array(draw(st.lists(st.integers(0, T), min_size=N, max_size=N)))
+    scale = draw(st.sampled_from([1.0, 30.0]))  # 30: saturated gates and large pre-activations
+    seed = draw(st.integers(0, 2**16))
+    return kind, reset_after, N, T, D, H, extra, lens, scale, seed
+
+
+@settings(max_examples=60, deadline=None)
+@given(padded_problems())
+def test_padding_steps_change_nothing(problem):
+    kind, reset_after, N, T, D, H, extra, lens, scale, seed = problem
+    rng = np.random.default_rng(seed)
+    x, h0, c0, params = random_problem(kind, N, T + extra, D, H, seed)
+    x = scale * x
+    c0 = c0 if kind == "lstm" else None
+    dh = rng.standard_normal((N, T + extra, H))
+    dh_last, dc_last = rng.standard_normal((N, H)), rng.standard_normal((N, H))
+    dc_last = dc_last if kind == "lstm" else None
+
+    long = seq_forward(kind, x, h0, c0, params, lens, reset_after)
+    short = seq_forward(kind, x[:, :T], h0, c0, params, lens, reset_after)
+    long_grads = seq_backward(kind, dh, dh_last, dc_last, long[3])
+    short_grads = seq_backward(kind, dh[:, :T], dh_last, dc_last, short[3])
+
+    assert np.all(long[0][:, T:] == 0)
+    np.testing.assert_allclose(long[0][:, :T], short[0], rtol=0, atol=1e-12)
+    for a, b in zip(long[1:3], short[1:3]):
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert np.all(long_grads[0][:, T:] == 0)
+    np.testing.assert_allclose(long_grads[0][:, :T], short_grads[0], rtol=0, atol=1e-10)
+    for a, b in zip(long_grads[1:], short_grads[1:]):
+        if a is not None:
+            assert np.all(np.isfinite(a))
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(KINDS), st.integers(1, 3), st.integers(1, 4), st.integers(1, 3), st.integers(0, 99))
+def test_all_zero_lengths_keep_the_initial_state(kind_variant, N, T, H, seed):
+    kind, reset_after = kind_variant
+    x, h0, c0, params = random_problem(kind, N, T, 2, H, seed)
+    c0 = c0 if kind == "lstm" else None
+    lens = np.zeros(N, dtype=np.int64)
+    h, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after)
+    assert np.all(h == 0)
+    np.testing.assert_array_equal(h_last, h0)
+    if kind == "lstm":
+        np.testing.assert_array_equal(c_last, c0)
+    rng = np.random.default_rng(seed)
+    dh_last, dc_last = rng.standard_normal((N, H)), rng.standard_normal((N, H))
+    grads = seq_backward(kind, rng.standard_normal((N, T, H)), dh_last,
+                         dc_last if kind == "lstm" else None, cache)
+    assert np.all(grads[0] == 0)
+    np.testing.assert_array_equal(grads[1], dh_last)
+    if kind == "lstm":
+        np.testing.assert_array_equal(grads[2], dc_last)
+    for dparam in grads[3:]:
+        assert np.all(dparam == 0)
+
+
+@pytest.mark.parametrize("kind,reset_after", KINDS)
+def test_float32_stays_float32(kind, reset_after):
+    x, h0, c0, params = random_problem(kind, 3, 4, 2, 3, seed=10, dtype=np.float32)
+    c0 = c0 if kind == "lstm" else None
+    rng = np.random.default_rng(11)
+    lens = np.array([4, 0, 2])
+    h, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after)
+    assert h.dtype == h_last.dtype == np.float32
+    dh = rng.standard_normal(h.shape).astype(np.float32)
+    dlast = rng.standard_normal(h_last.shape).astype(np.float32)
+    grads = seq_backward(kind, dh, dlast, dlast if kind == "lstm" else None, cache, step_norms=True)
+    for grad in grads:
+        if grad is not None:
+            assert grad.dtype == np.float32
+    # the step functions too
+    xt, p = x[:, 0], params
+    if kind == "rnn":
+        out, cache = rnn_step_forward(xt, h0, p["Wx"], p["Wh"], p["b"])
+        step_grads = rnn_step_backward(out, cache)
+    elif kind == "lstm":
+        out, c, cache = lstm_step_forward(xt, h0, c0, p["Wx"], p["Wh"], p["b"])
+        step_grads = lstm_step_backward(out, c, cache)
+    else:
+        out, cache = gru_step_forward(xt, h0, p["Wx"], p["Wh"], p["bx"], p["bh"], reset_after)
+        step_grads = gru_step_backward(out, cache)
+    assert out.dtype == np.float32
+    assert all(grad.dtype == np.float32 for grad in step_grads)
+
+
+def test_lstm_forward_is_lstm_seq_forward_from_a_zero_cell():
+    x, h0, _, p = random_problem("lstm", 2, 3, 4, 3, seed=12)
+    h, cache = lstm_forward(x, h0, p["Wx"], p["Wh"], p["b"])
+    h2, cache2 = lstm_seq_forward(x, h0, np.zeros_like(h0), p["Wx"], p["Wh"], p["b"])
+    np.testing.assert_array_equal(h, h2)
+    dh = np.random.default_rng(0).standard_normal(h.shape)
+    dx, dh0, dWx, dWh, db = lstm_backward(dh, cache)
+    dx2, dh02, _, dWx2, dWh2, db2 = lstm_seq_backward(dh, cache2)
+    for a, b in [(dx, dx2), (dh0, dh02), (dWx, dWx2), (dWh, dWh2), (db, db2)]:
+        np.testing.assert_array_equal(a, b)
+
+
+def test_outputs_do_not_alias_the_cache():
+    x, h0, _, p = random_problem("rnn", 2, 3, 2, 2, seed=13)
+    h, cache = rnn_forward(x, h0, **p)
+    saved = cache.h.copy()
+    h += 100.0
+    np.testing.assert_array_equal(cache.h, saved)
+
+
+def test_bad_inputs_name_the_argument():
+    x, h0, c0, p = random_problem("lstm", 2, 3, 4, 3, seed=14)
+    with pytest.raises(ValueError, match="x: expected a 3-d array"):
+        lstm_seq_forward(x[0], h0, c0, p["Wx"], p["Wh"], p["b"])
+    with pytest.raises(ValueError, match="Wx: expected shape"):
+        lstm_seq_forward(x, h0, c0, p["Wx"][:-1], p["Wh"], p["b"])
+    with pytest.raises(ValueError, match="c0: expected shape"):
+        lstm_seq_forward(x, h0, c0[:1], p["Wx"], p["Wh"], p["b"])
+    with pytest.raises(IndexError, match="valid_lens"):
+        lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"], p["b"], valid_lens=np.array([4, 1]))
+    with pytest.raises(ValueError, match="valid_lens"):
+        lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"], p["b"], valid_lens=np.array([1, 1, 1]))
+    with pytest.raises(TypeError, match="Wh: expected dtype float64"):
+        lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"].astype(np.float32), p["b"])
+    h, cache = lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"], p["b"])
+    with pytest.raises(ValueError, match="dh: expected shape"):
+        lstm_seq_backward(h[:, :2], cache)
+    with pytest.raises(ValueError, match="dc_last: expected shape"):
+        lstm_seq_backward(h, cache, dc_last=h0[:1])
+
+
+# ----------------------------------------------------------------- (d) PyTorch parity
+def _torch_run(torch, kind, x, h0, c0, lens, dh, dh_last, dc_last, seed):
+    """Run a random single-layer torch.nn.{RNN,GRU,LSTM} (float64), return outputs, grads and
+    its weights mapped to ours.
+
+    Mapping (torch stores (kH, D) with gate blocks as rows; we use (D, kH) with blocks as columns):
+      RNN:  Wx = weight_ih_l0.T, Wh = weight_hh_l0.T, b = bias_ih_l0 + bias_hh_l0
+      GRU (reset_after=True only): Wx = weight_ih_l0.T, Wh = weight_hh_l0.T, bx = bias_ih_l0,
+            bh = bias_hh_l0 (both in gate order [r, z, n])
+      LSTM: torch rows [i, f, g, o] -> our columns [i, f, o, g]:
+            Wx = weight_ih_l0[perm].T, Wh = weight_hh_l0[perm].T, b = (bias_ih_l0 + bias_hh_l0)[perm]
+    """
+    nn = torch.nn
+    N, T, D = x.shape
+    H = h0.shape[1]
+    torch.manual_seed(seed)
+    module = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}[kind](D, H, batch_first=True).double()
+    tx = torch.tensor(x, requires_grad=True)
+    th0 = torch.tensor(h0[None], requires_grad=True)
+    tc0 = torch.tensor(c0[None], requires_grad=True) if kind == "lstm" else None
+    state = (th0, tc0) if kind == "lstm" else th0
+    if lens is None:
+        out, final = module(tx, state)
+    else:
+        packed = nn.utils.rnn.pack_padded_sequence(tx, torch.tensor(lens), batch_first=True,
+                                                   enforce_sorted=False)
+        out, final = module(packed, state)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
+    h_n = final[0] if kind == "lstm" else final
+    loss = (out * torch.tensor(dh)).sum() + (h_n[0] * torch.tensor(dh_last)).sum()
+    if kind == "lstm":
+        loss = loss + (final[1][0] * torch.tensor(dc_last)).sum()
+    loss.backward()
+
+    perm = np.concatenate([np.arange(H), H + np.arange(H), 3 * H + np.arange(H), 2 * H + np.arange(H)]) \
+        if kind == "lstm" else np.arange(GATES[kind] * H)
+    w = {name: p.detach().numpy() for name, p in module.named_parameters()}
+    g = {name: p.grad.numpy() for name, p in module.named_parameters()}
+    if kind == "gru":
+        params = {"Wx": w["weight_ih_l0"].T.copy(), "Wh": w["weight_hh_l0"].T.copy(),
+                  "bx": w["bias_ih_l0"].copy(), "bh": w["bias_hh_l0"].copy()}
+        dparams = [g["weight_ih_l0"].T, g["weight_hh_l0"].T, g["bias_ih_l0"], g["bias_hh_l0"]]
+    else:
+        params = {"Wx": w["weight_ih_l0"][perm].T.copy(), "Wh": w["weight_hh_l0"][perm].T.copy(),
+                  "b": (w["bias_ih_l0"] + w["bias_hh_l0"])[perm]}
+        # b_ih and b_hh enter identically, so either one's gradient is db
+        dparams = [g["weight_ih_l0"][perm].T, g["weight_hh_l0"][perm].T, g["bias_ih_l0"][perm]]
+    results = {"out": out.detach().numpy(), "h_last": h_n[0].detach().numpy(),
+               "dx": tx.grad.numpy(), "dh0": th0.grad.numpy()[0], "dparams": dparams}
+    if kind == "lstm":
+        results["c_last"] = final[1][0].detach().numpy()
+        results["dc0"] = tc0.grad.numpy()[0]
+    return params, results
+
+
+@pytest.mark.parametrize("lens", [None, np.array([2, 5, 1, 4])], ids=["full", "packed"])
+@pytest.mark.parametrize("kind", ["rnn", "gru", "lstm"])
+def test_torch_parity(kind, lens):
+    torch = pytest.importorskip("torch")
+    N, T, D, H = 4, 5, 3, 4
+    rng = np.random.default_rng(15)
+    x, h0, c0 = rng.standard_normal((N, T, D)), rng.standard_normal((N, H)), rng.standard_normal((N, H))
+    dh, dh_last, dc_last = (rng.standard_normal(s) for s in [(N, T, H), (N, H), (N, H)])
+    params, ref = _torch_run(torch, kind, x, h0, c0, lens, dh, dh_last, dc_last, seed=16)
+    c0 = c0 if kind == "lstm" else None
+    dc_last = dc_last if kind == "lstm" else None
+    out, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after=True)
+    grads = seq_backward(kind, dh, dh_last, dc_last, cache)
+
+    def close(a, b):
+        assert np.abs(a - b).max() < 1e-10
+
+    close(out, ref["out"])
+    close(h_last, ref["h_last"])
+    close(grads[0], ref["dx"])
+    close(grads[1], ref["dh0"])
+    if kind == "lstm":
+        close(c_last, ref["c_last"])
+        close(grads[2], ref["dc0"])
+    assert len(grads[3:]) == len(ref["dparams"])
+    for ours, theirs in zip(grads[3:], ref["dparams"]):
+        close(ours, theirs)
