@@ -1,0 +1,469 @@
+"""Encoder–decoder models: the d2l encoder, plain and Bahdanau decoders, Luong's decoder.
+
+Every model is a :class:`~npseq.nn.Module` with a hand-written ``backward``. A
+decoder runs one step at a time (the step is what greedy and beam search call),
+and its ``backward`` walks the steps in reverse, routing each step's gradient
+into the recurrent state, the embedding, and the encoder's outputs and state.
+
+Shapes: source tokens ``(N, S)``, target tokens ``(N, T)``, encoder outputs
+``(N, S, H_enc)``, recurrent state ``(L, N, H)`` (LSTM: a pair ``(h, c)``),
+logits ``(N, T, V)``, attention weights ``(N, T, S)``.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .. import backend
+from .._checks import check_index_range, check_ndim, check_same_backend, check_shape
+from ..nn import (AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, Module)
+from ..nn.init import make_rng
+from ..nn.recurrent import GRU, LSTM, RNN
+
+CELLS = ("rnn", "gru", "lstm")
+
+
+def make_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int, dropout: float,
+             bidirectional: bool, rng, dtype):
+    """The recurrent layer for ``cell`` in ``{"rnn", "gru", "lstm"}``.
+
+    The GRU is the reset-after variant (cuDNN / PyTorch), the one d2l's PyTorch
+    code trains, so runs compare like for like.
+    """
+    if cell not in CELLS:
+        raise ValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+    options = dict(num_layers=num_layers, bidirectional=bidirectional, dropout=dropout, rng=rng, dtype=dtype)
+    if cell == "gru":
+        return GRU(input_size, hidden_size, reset_after=True, **options)
+    return (RNN if cell == "rnn" else LSTM)(input_size, hidden_size, **options)
+
+
+# ----------------------------------------------------------- state helpers
+def top_hidden(state):
+    """The top layer's hidden state ``(N, H)`` of ``(L, N, H)`` or of an LSTM pair ``(h, c)``."""
+    return (state[0] if isinstance(state, tuple) else state)[-1]
+
+
+def add_to_top_hidden(dstate, dtop):
+    """``dstate`` with ``dtop`` ``(N, H)`` added to its top layer's hidden part (a new array)."""
+    dh = (dstate[0] if isinstance(dstate, tuple) else dstate).copy()
+    dh[-1] += dtop
+    return (dh, dstate[1]) if isinstance(dstate, tuple) else dh
+
+
+def map_state(fn, state):
+    """Apply ``fn`` to each array of a state (an array or an LSTM pair)."""
+    return tuple(fn(part) for part in state) if isinstance(state, tuple) else fn(state)
+
+
+class _BridgeCache(NamedTuple):
+    bridged: Any  # tanh output (L, N, H)
+
+
+class StateBridge(Module):
+    """Maps a bidirectional encoder's final state to a unidirectional decoder's initial one.
+
+    For each layer the forward and reverse final states are concatenated and
+    projected, as Bahdanau et al. (2014) initialise the decoder from the encoder:
+
+    .. math:: s_0^{(l)} = \\tanh\\big([\\overrightarrow{h}^{(l)}; \\overleftarrow{h}^{(l)}]\\, W_b + b_b\\big)
+
+    An LSTM's cell state goes through the same map (a second call). Input
+    ``(2L, N, H)`` in PyTorch's order (layer-major, forward before reverse);
+    output ``(L, N, H)``.
+    """
+
+    def __init__(self, hidden_size: int, *, rng=None, dtype=None):
+        super().__init__()
+        self.linear = Linear(2 * hidden_size, hidden_size, rng=rng, dtype=dtype)
+
+    def forward(self, state):
+        two_l, n, h = state.shape
+        pairs = state.reshape(two_l // 2, 2, n, h).transpose(0, 2, 1, 3).reshape(two_l // 2, n, 2 * h)
+        bridged = backend.get_array_module(state).tanh(self.linear(pairs))
+        self.save_for_backward(_BridgeCache(bridged))
+        return bridged
+
+    def backward(self, dbridged):
+        (bridged,) = self.pop_cache()
+        dpairs = self.linear.backward(dbridged * (1 - bridged * bridged))
+        layers, n, h2 = dpairs.shape
+        return dpairs.reshape(layers, n, 2, h2 // 2).transpose(0, 2, 1, 3).reshape(2 * layers, n, h2 // 2)
+
+
+# ----------------------------------------------------------------- encoder
+class Seq2SeqEncoder(Module):
+    """Embedding followed by a (possibly stacked, possibly bidirectional) recurrent layer.
+
+    .. math:: e_s = E[x_s], \\qquad (h_1 \\ldots h_S), s = \\operatorname{RNN}(e_1 \\ldots e_S)
+
+    With ``valid_lens`` the padding never reaches the state: the final state is each
+    sequence's own last step, so padding a source never changes the translation.
+    A bidirectional encoder's outputs are ``(N, S, 2H)`` and its state goes through
+    a :class:`StateBridge`, so the state it returns is always ``(L, N, H)``.
+
+    ``forward(src, valid_lens=None) -> (outputs, state)``;
+    ``backward(doutputs, dstate) -> None`` (token ids have no gradient).
+    """
+
+    def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
+                 dropout: float = 0.0, cell: str = "gru", bidirectional: bool = False, *, rng=None, dtype=None):
+        super().__init__()
+        rng = make_rng(rng)
+        self.vocab_size, self.num_hiddens, self.num_layers = vocab_size, num_hiddens, num_layers
+        self.cell, self.bidirectional = cell, bidirectional
+        self.output_size = num_hiddens * (2 if bidirectional else 1)
+        self.embedding = Embedding(vocab_size, embed_size, rng=rng, dtype=dtype)
+        self.rnn = make_rnn(cell, embed_size, num_hiddens, num_layers, dropout, bidirectional, rng, dtype)
+        self.bridge = StateBridge(num_hiddens, rng=rng, dtype=dtype) if bidirectional else None
+
+    def forward(self, src, valid_lens=None):
+        check_ndim("src", src, 2, "(N, S)")
+        outputs, state = self.rnn(self.embedding(src), None, valid_lens)
+        if self.bridge is not None:
+            state = map_state(self.bridge, state)
+        return outputs, state
+
+    def backward(self, doutputs, dstate):
+        if self.bridge is not None:
+            if isinstance(dstate, tuple):
+                dc = self.bridge.backward(dstate[1])  # the cell state was bridged last
+                dstate = (self.bridge.backward(dstate[0]), dc)
+            else:
+                dstate = self.bridge.backward(dstate)
+        dx, _ = self.rnn.backward(doutputs, dstate)
+        self.embedding.backward(dx)
+
+
+# ---------------------------------------------------------------- decoders
+class DecoderState(NamedTuple):
+    """Everything a decoder step reads; arrays have the batch on axis 0 (``hidden`` on axis 1).
+
+    ``memory`` is what a decoder precomputes from the encoder once per batch: the
+    plain decoder's fixed context ``(N, H_enc)``, or the projected keys
+    ``(N, S, h)`` of additive attention. ``feed`` is Luong's previous attentional
+    state ``(N, H)`` for input feeding.
+    """
+    hidden: Any
+    enc_outputs: Any = None
+    enc_valid_lens: Any = None
+    memory: Any = None
+    feed: Any = None
+
+
+def reorder_state(state: DecoderState, indices) -> DecoderState:
+    """The state of the batch rows ``indices`` (beam search keeps the best hypotheses this way)."""
+    def rows(array, axis=0):
+        return None if array is None else array.take(indices, axis=axis)
+    return DecoderState(map_state(lambda h: rows(h, 1), state.hidden), rows(state.enc_outputs),
+                        rows(state.enc_valid_lens), rows(state.memory), rows(state.feed))
+
+
+class _StepGrads:
+    """Gradients flowing backwards through the decoder steps, and those summed over steps."""
+
+    def __init__(self, dhidden, dfeed, enc_outputs, memory):
+        xp = backend.get_array_module(enc_outputs)
+        self.dhidden, self.dfeed = dhidden, dfeed
+        self.denc_outputs = xp.zeros_like(enc_outputs)
+        self.dmemory = None if memory is None else xp.zeros_like(memory)
+
+
+class _DecoderCall(NamedTuple):
+    num_steps: int
+    state: DecoderState  # the initial state, for the shapes of its gradients
+
+
+class Decoder(Module):
+    """Shared machinery: embed a token, run one recurrent step, project to the vocabulary.
+
+    Subclasses define ``init_state``, ``_step`` (one step from the embedded token
+    to the features the output layer reads) and ``_step_backward``, plus
+    ``_finish_backward`` for what was computed once per batch.
+
+    ``forward(tgt_in, state, sampling_ratio=0.0, rng=None) -> (logits, state)`` runs
+    ``T`` steps with teacher forcing: step ``t`` reads ``tgt_in[:, t]``, except that
+    with ``sampling_ratio > 0`` each example reads, with that probability, the
+    model's own previous argmax instead (scheduled sampling, Bengio et al. 2015).
+    ``backward(dlogits) -> (denc_outputs, denc_state)``.
+    ``step(tokens, state) -> (logits (N, V), state, weights (N, S) or None)`` is one step,
+    for greedy and beam search (under ``no_grad``).
+    """
+
+    def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int, dropout: float,
+                 cell: str, rnn_input_size: int, output_features: int, *, rng, dtype):
+        super().__init__()
+        self.vocab_size, self.num_hiddens, self.num_layers, self.cell = vocab_size, num_hiddens, num_layers, cell
+        self.embedding = Embedding(vocab_size, embed_size, rng=rng, dtype=dtype)
+        self.rnn = make_rnn(cell, rnn_input_size, num_hiddens, num_layers, dropout, False, rng, dtype)
+        self.dense = Linear(output_features, vocab_size, rng=rng, dtype=dtype)
+        self.attention_weights = None
+
+    # one step -------------------------------------------------------------
+    def step(self, tokens, state: DecoderState):
+        """One decoding step: ``tokens`` ``(N,)`` -> ``logits`` ``(N, V)``, the next state, weights ``(N, S)``."""
+        embedded = self.embedding(tokens[:, None])
+        features, state, weights = self._step(embedded, state)
+        return self.dense(features)[:, 0], state, weights
+
+    def _step_backward_full(self, dlogits_t, grads: _StepGrads):
+        dfeatures = self.dense.backward(dlogits_t[:, None])
+        dembedded = self._step_backward(dfeatures, grads)
+        self.embedding.backward(dembedded)
+
+    # whole sequence -------------------------------------------------------
+    def forward(self, tgt_in, state: DecoderState, sampling_ratio: float = 0.0, rng=None):
+        check_ndim("tgt_in", tgt_in, 2, "(N, T)")
+        check_index_range("tgt_in", tgt_in, self.vocab_size, what=f"token ids (vocabulary of {self.vocab_size})")
+        check_shape("tgt_in", tgt_in, (top_hidden(state.hidden).shape[0], None))
+        if not 0.0 <= sampling_ratio <= 1.0:
+            raise ValueError(f"sampling_ratio: expected a probability in [0, 1], got {sampling_ratio}")
+        if sampling_ratio > 0 and rng is None:
+            raise ValueError("rng: scheduled sampling (sampling_ratio > 0) needs a numpy.random.Generator")
+        xp = backend.get_array_module(tgt_in)
+        n, num_steps = tgt_in.shape
+        initial = state
+        logits, weights = [], []
+        tokens = tgt_in[:, 0]
+        for t in range(num_steps):
+            if t > 0:
+                tokens = tgt_in[:, t]
+                if sampling_ratio > 0:
+                    own = xp.asarray(rng.random(n) < sampling_ratio)
+                    tokens = xp.where(own, logits[-1].argmax(axis=-1), tokens)
+            logits_t, state, weights_t = self.step(tokens, state)
+            logits.append(logits_t)
+            weights.append(weights_t)
+        self.attention_weights = None if weights[0] is None else xp.stack(weights, axis=1)
+        self.save_for_backward(_DecoderCall(num_steps, initial))
+        return xp.stack(logits, axis=1), state
+
+    def backward(self, dlogits):
+        call = self.pop_cache()
+        check_shape("dlogits", dlogits, (None, call.num_steps, self.vocab_size))
+        xp = backend.get_array_module(dlogits)
+        init = call.state
+        grads = _StepGrads(map_state(xp.zeros_like, init.hidden),
+                           None if init.feed is None else xp.zeros_like(init.feed),
+                           init.enc_outputs, init.memory)
+        for t in reversed(range(call.num_steps)):
+            self._step_backward_full(dlogits[:, t], grads)
+        return self._finish_backward(grads)
+
+    # subclass hooks ------------------------------------------------------------
+    def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
+        raise NotImplementedError
+
+    def _step(self, embedded, state: DecoderState):
+        raise NotImplementedError
+
+    def _step_backward(self, dfeatures, grads: _StepGrads):
+        raise NotImplementedError
+
+    def _finish_backward(self, grads: _StepGrads):
+        raise NotImplementedError
+
+
+class Seq2SeqDecoder(Decoder):
+    """The d2l decoder without attention: the encoder's top-layer final state is the context.
+
+    .. math::
+        c = h^{(L)}_{\\text{enc}}, \\qquad
+        s_t = \\operatorname{RNN}([E[y_{t-1}]; c],\\ s_{t-1}), \\qquad
+        o_t = s^{(L)}_t W_o + b_o
+
+    The initial state :math:`s_0` is the encoder's final state (same layers and size).
+    The encoder outputs are not read, so their gradient from ``backward`` is zero.
+    """
+
+    def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
+                 dropout: float = 0.0, cell: str = "gru", *, rng=None, dtype=None):
+        rng = make_rng(rng)
+        super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
+                         embed_size + num_hiddens, num_hiddens, rng=rng, dtype=dtype)
+
+    def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
+        return DecoderState(enc_state, enc_outputs, enc_valid_lens, memory=top_hidden(enc_state))
+
+    def _step(self, embedded, state):
+        xp = backend.get_array_module(embedded)
+        x = xp.concatenate([embedded, state.memory[:, None]], axis=-1)
+        outputs, hidden = self.rnn(x, state.hidden)
+        return outputs, state._replace(hidden=hidden), None
+
+    def _step_backward(self, dfeatures, grads):
+        dx, grads.dhidden = self.rnn.backward(dfeatures, grads.dhidden)
+        embed_size = self.embedding.embedding_dim
+        grads.dmemory += dx[:, 0, embed_size:]
+        return dx[:, :, :embed_size]
+
+    def _finish_backward(self, grads):
+        return grads.denc_outputs, add_to_top_hidden(grads.dhidden, grads.dmemory)
+
+
+class Seq2SeqAttentionDecoder(Decoder):
+    """The Bahdanau decoder of d2l: additive attention whose query is the previous top-layer state.
+
+    .. math::
+        c_t = \\sum_s \\alpha_{ts} h_s, \\quad
+        \\alpha_{t} = \\operatorname{softmax}_s\\big(w_v^\\top \\tanh(s^{(L)}_{t-1} W_q + h_s W_k)\\big), \\\\
+        s_t = \\operatorname{RNN}([c_t; E[y_{t-1}]],\\ s_{t-1}), \\qquad
+        o_t = s^{(L)}_t W_o + b_o
+
+    (context first in the concatenation, as in d2l). The keys and values are the
+    encoder outputs :math:`h_s`, masked by the source lengths; the key projection
+    :math:`h_s W_k` is computed once per batch in ``init_state``.
+    """
+
+    def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
+                 dropout: float = 0.0, cell: str = "gru", enc_output_size: int | None = None, *,
+                 rng=None, dtype=None):
+        rng = make_rng(rng)
+        enc_output_size = enc_output_size or num_hiddens
+        super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
+                         embed_size + enc_output_size, num_hiddens, rng=rng, dtype=dtype)
+        self.enc_output_size = enc_output_size
+        self.attention = AdditiveAttention(enc_output_size, num_hiddens, num_hiddens, dropout, rng=rng, dtype=dtype)
+
+    def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
+        check_ndim("enc_outputs", enc_outputs, 3, "(N, S, H_enc)")
+        check_shape("enc_outputs", enc_outputs, (None, None, self.enc_output_size))
+        return DecoderState(enc_state, enc_outputs, enc_valid_lens, self.attention.project_keys(enc_outputs))
+
+    def _step(self, embedded, state):
+        xp = backend.get_array_module(embedded)
+        query = top_hidden(state.hidden)[:, None]
+        context = self.attention.forward_projected(query, state.memory, state.enc_outputs, state.enc_valid_lens)
+        outputs, hidden = self.rnn(xp.concatenate([context, embedded], axis=-1), state.hidden)
+        return outputs, state._replace(hidden=hidden), self.attention.attention_weights[:, 0]
+
+    def _step_backward(self, dfeatures, grads):
+        dx, dhidden = self.rnn.backward(dfeatures, grads.dhidden)
+        dquery, dprojected, dvalues = self.attention.backward(dx[:, :, :self.enc_output_size])
+        grads.dhidden = add_to_top_hidden(dhidden, dquery[:, 0])
+        grads.dmemory += dprojected
+        grads.denc_outputs += dvalues
+        return dx[:, :, self.enc_output_size:]
+
+    def _finish_backward(self, grads):
+        return grads.denc_outputs + self.attention.backward_keys(grads.dmemory), grads.dhidden
+
+
+class LuongAttentionDecoder(Decoder):
+    """Luong et al. (2015) global attention, with optional input feeding.
+
+    .. math::
+        s_t = \\operatorname{RNN}([E[y_{t-1}]; \\tilde h_{t-1}],\\ s_{t-1}), \\qquad
+        \\alpha_t = \\operatorname{softmax}_s \\operatorname{score}(s^{(L)}_t, h_s), \\qquad
+        c_t = \\sum_s \\alpha_{ts} h_s, \\\\
+        \\tilde h_t = \\tanh([c_t; s^{(L)}_t]\\, W_c), \\qquad o_t = \\tilde h_t W_o + b_o
+
+    with :math:`\\operatorname{score}` one of ``"dot"`` (:math:`s^\\top h`, needs
+    ``H_enc == H``), ``"general"`` (:math:`s^\\top W_a h`) or ``"concat"``
+    (:math:`v_a^\\top \\tanh(s W_1 + h W_2)`, i.e. additive attention). Without input
+    feeding the RNN reads only :math:`E[y_{t-1}]`; :math:`\\tilde h_0 = 0`. Unlike
+    Bahdanau's, the query is the *current* state :math:`s_t`.
+    """
+
+    SCORES = ("dot", "general", "concat")
+
+    def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
+                 dropout: float = 0.0, cell: str = "gru", score: str = "general", input_feeding: bool = True,
+                 enc_output_size: int | None = None, *, rng=None, dtype=None):
+        if score not in self.SCORES:
+            raise ValueError(f"score: expected one of {self.SCORES}, got {score!r}")
+        enc_output_size = enc_output_size or num_hiddens
+        if score == "dot" and enc_output_size != num_hiddens:
+            raise ValueError(f"enc_output_size: the dot score needs it equal to num_hiddens ({num_hiddens}), "
+                             f"got {enc_output_size}")
+        rng = make_rng(rng)
+        super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
+                         embed_size + (num_hiddens if input_feeding else 0), num_hiddens, rng=rng, dtype=dtype)
+        self.score, self.input_feeding, self.enc_output_size = score, input_feeding, enc_output_size
+        if score == "dot":
+            self.attention = DotProductAttention(scaled=False)
+        elif score == "general":
+            self.attention = GeneralAttention(num_hiddens, enc_output_size, rng=rng, dtype=dtype)
+        else:
+            self.attention = AdditiveAttention(enc_output_size, num_hiddens, num_hiddens, rng=rng, dtype=dtype)
+        self.W_c = Linear(enc_output_size + num_hiddens, num_hiddens, bias=False, rng=rng, dtype=dtype)
+
+    def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
+        check_ndim("enc_outputs", enc_outputs, 3, "(N, S, H_enc)")
+        check_shape("enc_outputs", enc_outputs, (None, None, self.enc_output_size))
+        xp = backend.get_array_module(enc_outputs)
+        memory = self.attention.project_keys(enc_outputs) if self.score == "concat" else None
+        feed = xp.zeros((enc_outputs.shape[0], self.num_hiddens), enc_outputs.dtype) if self.input_feeding else None
+        return DecoderState(enc_state, enc_outputs, enc_valid_lens, memory, feed)
+
+    def _attend(self, query, state):
+        if self.score == "concat":
+            return self.attention.forward_projected(query, state.memory, state.enc_outputs, state.enc_valid_lens)
+        return self.attention(query, state.enc_outputs, state.enc_outputs, state.enc_valid_lens)
+
+    def _step(self, embedded, state):
+        xp = backend.get_array_module(embedded)
+        x = xp.concatenate([embedded, state.feed[:, None]], axis=-1) if self.input_feeding else embedded
+        outputs, hidden = self.rnn(x, state.hidden)
+        context = self._attend(outputs, state)
+        attentional = xp.tanh(self.W_c(xp.concatenate([context, outputs], axis=-1)))
+        self.save_for_backward(attentional)
+        feed = attentional[:, 0] if self.input_feeding else None
+        return attentional, state._replace(hidden=hidden, feed=feed), self.attention.attention_weights[:, 0]
+
+    def _step_backward(self, dattentional, grads):
+        attentional = self.pop_cache()
+        if self.input_feeding:
+            dattentional = dattentional + grads.dfeed[:, None]
+        dcat = self.W_c.backward(dattentional * (1 - attentional * attentional))
+        dcontext, doutputs = dcat[:, :, :self.enc_output_size], dcat[:, :, self.enc_output_size:]
+        dquery, dkeys, dvalues = self.attention.backward(dcontext)
+        grads.denc_outputs += dvalues
+        if self.score == "concat":
+            grads.dmemory += dkeys
+        else:
+            grads.denc_outputs += dkeys
+        dx, grads.dhidden = self.rnn.backward(doutputs + dquery, grads.dhidden)
+        embed_size = self.embedding.embedding_dim
+        if self.input_feeding:
+            grads.dfeed = dx[:, 0, embed_size:]
+        return dx[:, :, :embed_size]
+
+    def _finish_backward(self, grads):
+        denc_outputs = grads.denc_outputs
+        if self.score == "concat":
+            denc_outputs = denc_outputs + self.attention.backward_keys(grads.dmemory)
+        return denc_outputs, grads.dhidden
+
+
+# ------------------------------------------------------------------- model
+class EncoderDecoder(Module):
+    """An encoder and a decoder trained together with teacher forcing.
+
+    ``forward(src, tgt_in, src_valid_lens=None, sampling_ratio=0.0, rng=None) -> logits (N, T, V)``;
+    ``backward(dlogits)`` adds into every parameter's gradient and returns ``None``.
+    ``attention_weights`` holds the last forward's weights ``(N, T, S)`` (``None``
+    for the plain decoder). ``encode(src, src_valid_lens) -> DecoderState`` and
+    ``decoder.step`` are what the search functions call.
+    """
+
+    def __init__(self, encoder: Seq2SeqEncoder, decoder: Decoder):
+        super().__init__()
+        self.encoder, self.decoder = encoder, decoder
+
+    def encode(self, src, src_valid_lens=None) -> DecoderState:
+        enc_outputs, enc_state = self.encoder(src, src_valid_lens)
+        return self.decoder.init_state(enc_outputs, enc_state, src_valid_lens)
+
+    def forward(self, src, tgt_in, src_valid_lens=None, sampling_ratio: float = 0.0, rng=None):
+        check_ndim("src", src, 2, "(N, S)")
+        check_shape("tgt_in", tgt_in, (src.shape[0], None))
+        logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens), sampling_ratio, rng)
+        return logits
+
+    def backward(self, dlogits):
+        self.encoder.backward(*self.decoder.backward(dlogits))
+
+    @property
+    def attention_weights(self):
+        return self.decoder.attention_weights
+

@@ -1,0 +1,201 @@
+"""Encoder–decoders: gradients through the whole model, masking invariants, state handling, errors."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import npseq
+from npseq.gradcheck import check_module
+from npseq.models import (EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder,
+                          Seq2SeqEncoder, reorder_state)
+from npseq.nn import MaskedSoftmaxCELoss
+
+V_SRC, V_TGT, EMBED, HIDDEN = 6, 5, 3, 4
+DECODERS = ["plain", "bahdanau", "luong-general", "luong-dot", "luong-concat", "luong-nofeed"]
+
+
+def build(decoder, cell="gru", bidirectional=False, layers=2, dropout=0.0, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    encoder = Seq2SeqEncoder(V_SRC, EMBED, HIDDEN, layers, dropout, cell, bidirectional, rng=rng, dtype=dtype)
+    size = encoder.output_size
+    if decoder == "plain":
+        dec = Seq2SeqDecoder(V_TGT, EMBED, HIDDEN, layers, dropout, cell, rng=rng, dtype=dtype)
+    elif decoder == "bahdanau":
+        dec = Seq2SeqAttentionDecoder(V_TGT, EMBED, HIDDEN, layers, dropout, cell, size, rng=rng, dtype=dtype)
+    else:
+        score = {"luong-nofeed": "general"}.get(decoder, decoder.split("-")[-1])
+        dec = LuongAttentionDecoder(V_TGT, EMBED, HIDDEN, layers, dropout, cell, score, decoder != "luong-nofeed",
+                                    size, rng=rng, dtype=dtype)
+    return EncoderDecoder(encoder, dec)
+
+
+def batch(seed=0, n=3, s=4, t=3):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, V_SRC, (n, s)), rng.integers(0, V_TGT, (n, t)),
+            np.array([s, 2, 1][:n]))
+
+
+# -------------------------------------------------------------- gradients
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_whole_model_gradients(decoder, cell):
+    model = build(decoder, cell)
+    # Weights larger than the initialisation's make attention clearly non-uniform, so every
+    # gradient stands far above the finite differences' rounding floor.
+    for name, param in model.named_parameters():
+        param.data *= 5.0 if "attention" in name else 2.0
+    src, tgt_in, lens = batch(1, n=2, s=3)
+    lens = lens[:2]
+    report = check_module(model, {"src": src, "tgt_in": tgt_in, "src_valid_lens": lens}, h=1e-3, order=4)
+    assert report.ok, report
+
+
+@pytest.mark.parametrize("decoder, cell", [("bahdanau", "gru"), ("luong-general", "lstm"), ("plain", "lstm")])
+def test_bidirectional_encoder_gradients(decoder, cell):
+    model = build(decoder, cell, bidirectional=True)
+    for name, param in model.named_parameters():
+        param.data *= 5.0 if "attention" in name else 2.0
+    src, tgt_in, lens = batch(2, n=2, s=3)
+    report = check_module(model, {"src": src, "tgt_in": tgt_in, "src_valid_lens": lens[:2]}, h=1e-3, order=4)
+    assert report.ok, report
+    assert any(name.startswith("encoder.bridge") for name, _ in model.named_parameters())
+
+
+# ------------------------------------------------------- masking invariants
+@pytest.mark.parametrize("decoder", DECODERS)
+@given(extra=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
+def test_padding_the_source_changes_nothing(decoder, extra, seed):
+    model = build(decoder, "gru", layers=1, seed=seed % 1000)
+    src, tgt_in, lens = batch(seed)
+    rng = np.random.default_rng(seed)
+    padded = np.concatenate([src, rng.integers(0, V_SRC, (3, extra))], axis=1)
+    loss_fn = MaskedSoftmaxCELoss()
+    results = []
+    for source in (src, padded):
+        model.zero_grad()
+        logits = model(source, tgt_in, lens)
+        loss = loss_fn(logits, tgt_in, np.array([3, 2, 3]))
+        model.backward(loss_fn.backward())
+        results.append((logits, loss, [p.grad.copy() for p in model.parameters()], model.attention_weights))
+    (logits, loss, grads, weights), (p_logits, p_loss, p_grads, p_weights) = results
+    np.testing.assert_allclose(p_logits, logits, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(p_loss, loss, rtol=1e-12)
+    for g, pg in zip(grads, p_grads):
+        np.testing.assert_allclose(pg, g, rtol=1e-10, atol=1e-14)
+    if weights is not None:
+        np.testing.assert_allclose(p_weights[:, :, :src.shape[1]], weights, rtol=1e-12, atol=1e-15)
+        assert not p_weights[:, :, src.shape[1]:].any()
+
+
+@pytest.mark.parametrize("decoder", DECODERS[1:])
+def test_attention_weights_are_distributions_over_valid_source_steps(decoder):
+    model = build(decoder)
+    src, tgt_in, lens = batch(3)
+    model(src, tgt_in, lens)
+    weights = model.attention_weights
+    assert weights.shape == (3, 3, 4)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-12)
+    for n, length in enumerate(lens):
+        assert not weights[n, :, length:].any()
+    model.clear_caches()
+
+
+def test_plain_decoder_has_no_attention_weights():
+    model = build("plain")
+    model(*batch(0))
+    assert model.attention_weights is None
+
+
+# ------------------------------------------------------------ state handling
+def test_two_rounds_in_a_row_give_the_same_gradients():
+    model = build("bahdanau", "lstm")
+    src, tgt_in, lens = batch(4)
+    dlogits = np.random.default_rng(0).standard_normal((3, 3, V_TGT))
+    rounds = []
+    for _ in range(2):
+        model.zero_grad()
+        model(src, tgt_in, lens)
+        model.backward(dlogits)
+        rounds.append([p.grad.copy() for p in model.parameters()])
+        assert all(m.num_pending == 0 for m in model.modules())
+    for first, second in zip(*rounds):
+        np.testing.assert_array_equal(first, second)
+
+
+def test_step_by_step_equals_the_teacher_forced_forward():
+    model = build("luong-concat", "gru")
+    src, tgt_in, lens = batch(5)
+    logits = model(src, tgt_in, lens)
+    model.clear_caches()
+    with npseq.no_grad():
+        state = model.encode(src, lens)
+        for t in range(tgt_in.shape[1]):
+            step_logits, state, _ = model.decoder.step(tgt_in[:, t], state)
+            np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12)
+
+
+def test_reorder_state_picks_batch_rows():
+    model = build("luong-concat", "lstm")
+    src, _, lens = batch(6)
+    with npseq.no_grad():
+        state = model.encode(src, lens)
+    picked = reorder_state(state, np.array([2, 2, 0]))
+    np.testing.assert_array_equal(picked.hidden[0][:, 0], state.hidden[0][:, 2])
+    np.testing.assert_array_equal(picked.hidden[1][:, 2], state.hidden[1][:, 0])
+    np.testing.assert_array_equal(picked.enc_outputs[1], state.enc_outputs[2])
+    np.testing.assert_array_equal(picked.memory[0], state.memory[2])
+    np.testing.assert_array_equal(picked.enc_valid_lens, lens[[2, 2, 0]])
+
+
+def test_scheduled_sampling_with_ratio_one_ignores_the_targets_after_the_first():
+    model = build("bahdanau").eval()
+    src, tgt_in, lens = batch(7)
+    other = tgt_in.copy()
+    other[:, 1:] = (other[:, 1:] + 1) % V_TGT
+    with npseq.no_grad():
+        a = model(src, tgt_in, lens, sampling_ratio=1.0, rng=np.random.default_rng(0))
+        b = model(src, other, lens, sampling_ratio=1.0, rng=np.random.default_rng(0))
+        c = model(src, other, lens)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def test_float32_through_a_training_step():
+    model = build("bahdanau", "gru", dtype=np.float32)
+    optimizer = npseq.optim.Adam(model.parameters(), lr=0.01)
+    src, tgt_in, lens = batch(8)
+    loss_fn = MaskedSoftmaxCELoss("d2l")
+    logits = model(src, tgt_in, lens)
+    loss = loss_fn(logits, tgt_in, np.array([3, 1, 2]))
+    dlogits = loss_fn.backward()
+    model.backward(dlogits)
+    optimizer.step()
+    assert logits.dtype == loss.dtype == dlogits.dtype == np.float32
+    assert all(p.data.dtype == p.grad.dtype == np.float32 for p in model.parameters())
+
+
+# ------------------------------------------------------------------ errors
+@pytest.mark.parametrize("call, error, message", [
+    (lambda m: m(np.zeros((2, 3), int), np.zeros((3, 2), int)), ValueError, r"tgt_in: expected shape \(2, \*\), got \(3, 2\)"),
+    (lambda m: m(np.zeros(3, int), np.zeros((3, 2), int)), ValueError, r"src: expected a 2-d array \(N, S\), got shape \(3,\)"),
+    (lambda m: m(np.zeros((2, 3), int), np.full((2, 2), V_TGT)), IndexError,
+     rf"tgt_in: expected token ids \(vocabulary of {V_TGT}\) in \[0, {V_TGT - 1}\], got {V_TGT}"),
+    (lambda m: m(np.zeros((2, 3), int), np.zeros((2, 2), int), sampling_ratio=0.5), ValueError,
+     r"rng: scheduled sampling \(sampling_ratio > 0\) needs a numpy.random.Generator"),
+    (lambda m: m.backward(np.zeros((2, 2, V_TGT))), RuntimeError, r"backward: called more often than forward"),
+])
+def test_bad_input(call, error, message):
+    model = build("bahdanau")
+    with pytest.raises(error, match=message):
+        call(model)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Seq2SeqEncoder(5, 3, 4, cell="transformer"), r"cell: expected one of \('rnn', 'gru', 'lstm'\), got 'transformer'"),
+    (lambda: LuongAttentionDecoder(5, 3, 4, score="cosine"), r"score: expected one of \('dot', 'general', 'concat'\), got 'cosine'"),
+    (lambda: LuongAttentionDecoder(5, 3, 4, score="dot", enc_output_size=8),
+     r"enc_output_size: the dot score needs it equal to num_hiddens \(4\), got 8"),
+])
+def test_bad_configuration(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
