@@ -12,31 +12,16 @@ d2l's metric: that objective summed over an epoch divided by the number of targe
 import argparse
 import time
 
-import npseq
 from npseq.data import load_data_nmt
 from npseq.decode import translate
 from npseq.metrics import bleu
-from npseq.models import (EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder,
-                          Seq2SeqEncoder)
+from npseq.models import build_seq2seq
 from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam
 from npseq.train import train_seq2seq
 
 EXAMPLES = [("go .", "va !"), ("i lost .", "j'ai perdu ."), ("he's calm .", "il est calme ."),
             ("i'm home .", "je suis chez moi .")]
-
-
-def build_model(decoder: str, cell: str, src_size: int, tgt_size: int, embed: int, hidden: int, layers: int,
-                dropout: float, seed: int):
-    rng = npseq.nn.init.make_rng(seed)
-    encoder = Seq2SeqEncoder(src_size, embed, hidden, layers, dropout, cell, rng=rng)
-    if decoder == "bahdanau":
-        dec = Seq2SeqAttentionDecoder(tgt_size, embed, hidden, layers, dropout, cell, rng=rng)
-    elif decoder == "luong":
-        dec = LuongAttentionDecoder(tgt_size, embed, hidden, layers, dropout, cell, rng=rng)
-    else:
-        dec = Seq2SeqDecoder(tgt_size, embed, hidden, layers, dropout, cell, rng=rng)
-    return EncoderDecoder(encoder, dec)
 
 
 def main(argv=None):
@@ -53,7 +38,8 @@ def main(argv=None):
     batch_size, num_steps = 64, 10
     batches, src_vocab, tgt_vocab = load_data_nmt(batch_size, num_steps, args.num_examples, path=args.data,
                                                   seed=args.seed)
-    model = build_model(args.decoder, args.cell, len(src_vocab), len(tgt_vocab), 32, 32, 2, 0.1, args.seed)
+    model = build_seq2seq(len(src_vocab), len(tgt_vocab), decoder=args.decoder, cell=args.cell, embed_size=32,
+                          num_hiddens=32, num_layers=2, dropout=0.1, seed=args.seed)
     optimizer = Adam(model.parameters(), lr=0.005)
     start = time.perf_counter()
     history = train_seq2seq(model, batches, tgt_vocab, optimizer, args.epochs, loss_fn=MaskedSoftmaxCELoss("d2l"),

@@ -1,5 +1,5 @@
 """Models built from :mod:`npseq.nn`: encoder–decoders (plain, Bahdanau, Luong)."""
 from .seq2seq import (
-    CELLS, Decoder, DecoderState, EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder,
-    Seq2SeqDecoder, Seq2SeqEncoder, StateBridge, make_rnn, reorder_state,
+    CELLS, DECODER_KINDS, Decoder, DecoderState, EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder,
+    Seq2SeqDecoder, Seq2SeqEncoder, StateBridge, build_seq2seq, make_rnn, reorder_state,
 )

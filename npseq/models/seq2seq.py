@@ -467,3 +467,34 @@ class EncoderDecoder(Module):
     def attention_weights(self):
         return self.decoder.attention_weights
 
+
+
+DECODER_KINDS = ("plain", "bahdanau", "luong")
+
+
+def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "bahdanau", cell: str = "gru",
+                  embed_size: int = 32, num_hiddens: int = 32, num_layers: int = 2, dropout: float = 0.1,
+                  bidirectional: bool = False, score: str = "general", input_feeding: bool = True,
+                  seed=0, dtype=None) -> EncoderDecoder:
+    """An :class:`EncoderDecoder` from plain settings (the defaults are d2l's Bahdanau model).
+
+    Every argument is a JSON-friendly value, so ``build_seq2seq(**config)`` rebuilds
+    a saved model's architecture from its checkpoint's config. ``score`` and
+    ``input_feeding`` apply to ``decoder="luong"`` only. One generator seeded by
+    ``seed`` initialises encoder then decoder.
+    """
+    if decoder not in DECODER_KINDS:
+        raise ValueError(f"decoder: expected one of {DECODER_KINDS}, got {decoder!r}")
+    rng = make_rng(seed)
+    encoder = Seq2SeqEncoder(src_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, bidirectional,
+                             rng=rng, dtype=dtype)
+    size = encoder.output_size
+    if decoder == "plain":
+        dec = Seq2SeqDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, rng=rng, dtype=dtype)
+    elif decoder == "bahdanau":
+        dec = Seq2SeqAttentionDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, size,
+                                      rng=rng, dtype=dtype)
+    else:
+        dec = LuongAttentionDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, score,
+                                    input_feeding, size, rng=rng, dtype=dtype)
+    return EncoderDecoder(encoder, dec)
