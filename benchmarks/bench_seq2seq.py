@@ -1,0 +1,308 @@
+"""Train d2l's Bahdanau translator with npseq and with an identical PyTorch twin, side by side.
+
+    python benchmarks/bench_seq2seq.py --data ../shared/data/fra-eng/fra.txt --threads 2
+
+For each size (embed = hidden = 32 and 256 by default) both implementations start from
+the same weights (copied from npseq into torch) and see the same batches (the first
+600 pairs of fra.txt, batch 64, num_steps 10, d2l's objective, Adam lr 0.005, clipping
+at global norm 1, float32). Runs of ``--batches`` batches alternate between the two so
+machine noise hits both alike. Printed per implementation: target tokens/s (median of
+runs), the npseq/torch ratio, the time per batch split into encoder / decoder / loss /
+backward / optimizer, and peak memory (resident set growth, measured in a fresh
+subprocess per implementation). ``--curves N`` also trains both for N batches from the
+same start and compares their per-token cross-entropy curves (and writes a PNG).
+
+The torch twin is written here, op for op: a packed-sequence GRU encoder (npseq's
+encoder masks padding the same way), additive attention with the key projection done
+once per batch, and a GRU decoder fed [context; embedding] at every step.
+"""
+import argparse
+import os
+import sys
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data",
+                                                       "fra-eng", "fra.txt"))
+    parser.add_argument("--threads", type=int, default=2, help="BLAS and torch threads alike (default 2)")
+    parser.add_argument("--hidden", type=int, nargs="+", default=[32, 256], help="embed = hidden sizes to run")
+    parser.add_argument("--batches", type=int, default=10, help="batches per timed run (default: one epoch)")
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per implementation")
+    parser.add_argument("--curves", type=int, default=0, help="also compare loss curves over this many batches")
+    parser.add_argument("--curves-png", default=None, help="where to draw the loss curves (PNG)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
+    parser.add_argument("--probe-memory", choices=["npseq", "torch"], help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+ARGS = parse_args()
+# BLAS reads its thread count when NumPy loads, so set it before the first import.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = str(ARGS.threads)
+
+import json  # noqa: E402
+import resource  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from npseq.data import load_data_nmt  # noqa: E402
+from npseq.models import build_seq2seq  # noqa: E402
+from npseq.nn import MaskedSoftmaxCELoss, to_torch_state_dict  # noqa: E402
+from npseq.optim import Adam, clip_grad_norm  # noqa: E402
+from npseq.train import teacher_forcing_inputs  # noqa: E402
+
+PHASES = ("encoder", "decoder", "loss", "backward", "optimizer")
+
+
+# ------------------------------------------------------------------ npseq
+class NpseqRunner:
+    def __init__(self, model, bos_id):
+        self.model, self.bos_id = model, bos_id
+        self.loss_fn = MaskedSoftmaxCELoss("d2l")
+        self.optimizer = Adam(model.parameters(), lr=0.005)
+
+    def step(self, batch, phases):
+        X, X_len, Y, Y_len = batch
+        model = self.model
+        t0 = time.perf_counter()
+        model.zero_grad()
+        state = model.encode(X, X_len)
+        t1 = time.perf_counter()
+        logits, _ = model.decoder(teacher_forcing_inputs(Y, self.bos_id), state)
+        t2 = time.perf_counter()
+        self.loss_fn(logits, Y, Y_len)
+        t3 = time.perf_counter()
+        model.encoder.backward(*model.decoder.backward(self.loss_fn.backward()))
+        t4 = time.perf_counter()
+        clip_grad_norm(self.optimizer.params, 1.0)
+        self.optimizer.step()
+        t5 = time.perf_counter()
+        for name, seconds in zip(PHASES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+            phases[name] += seconds
+        return float(self.loss_fn.nll_sum) / self.loss_fn.num_tokens
+
+
+# ------------------------------------------------------------------ torch
+def build_torch_twin(torch, model, src_vocab_size, tgt_vocab_size, hidden):
+    """The same architecture in torch, with npseq's initial weights copied in."""
+    nn = torch.nn
+
+    class Twin(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_embedding = nn.Embedding(src_vocab_size, hidden)
+            self.encoder = nn.GRU(hidden, hidden, 2, dropout=0.1, batch_first=True)
+            self.tgt_embedding = nn.Embedding(tgt_vocab_size, hidden)
+            self.W_k = nn.Linear(hidden, hidden, bias=False)
+            self.W_q = nn.Linear(hidden, hidden, bias=False)
+            self.w_v = nn.Linear(hidden, 1, bias=False)
+            self.attention_dropout = nn.Dropout(0.1)
+            self.decoder = nn.GRU(2 * hidden, hidden, 2, dropout=0.1, batch_first=True)
+            self.dense = nn.Linear(hidden, tgt_vocab_size)
+
+        def encode(self, X, X_len):
+            packed = nn.utils.rnn.pack_padded_sequence(self.src_embedding(X), X_len, batch_first=True,
+                                                       enforce_sorted=False)
+            outputs, state = self.encoder(packed)
+            outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=X.shape[1])
+            return outputs, state
+
+        def decode(self, dec_in, enc_outputs, state, X_len):
+            keys = self.W_k(enc_outputs)
+            mask = torch.arange(enc_outputs.shape[1])[None, :] < X_len[:, None]
+            embedded = self.tgt_embedding(dec_in)
+            logits = []
+            for t in range(dec_in.shape[1]):
+                query = self.W_q(state[-1])[:, None, :]
+                scores = self.w_v(torch.tanh(query + keys)).squeeze(-1).masked_fill(~mask, -1e6)
+                weights = torch.softmax(scores, dim=-1)
+                context = torch.bmm(self.attention_dropout(weights)[:, None, :], enc_outputs)
+                out, state = self.decoder(torch.cat([context, embedded[:, t:t + 1]], dim=-1), state)
+                logits.append(self.dense(out))
+            return torch.cat(logits, dim=1)
+
+    twin = Twin()
+    tensor = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    p = dict(model.named_parameters())
+    with torch.no_grad():
+        twin.src_embedding.weight.copy_(tensor(p["encoder.embedding.W"].data))
+        twin.tgt_embedding.weight.copy_(tensor(p["decoder.embedding.W"].data))
+        for mine, theirs in ((model.encoder.rnn, twin.encoder), (model.decoder.rnn, twin.decoder)):
+            theirs.load_state_dict({k: tensor(v) for k, v in to_torch_state_dict(mine).items()})
+        twin.W_k.weight.copy_(tensor(p["decoder.attention.W_k.W"].data.T))
+        twin.W_q.weight.copy_(tensor(p["decoder.attention.W_q.W"].data.T))
+        twin.w_v.weight.copy_(tensor(p["decoder.attention.w_v"].data[None, :]))
+        twin.dense.weight.copy_(tensor(p["decoder.dense.W"].data.T))
+        twin.dense.bias.copy_(tensor(p["decoder.dense.b"].data))
+    return twin
+
+
+class TorchRunner:
+    def __init__(self, torch, twin, bos_id):
+        self.torch, self.twin, self.bos_id = torch, twin, bos_id
+        self.optimizer = torch.optim.Adam(twin.parameters(), lr=0.005)
+
+    def step(self, batch, phases):
+        torch = self.torch
+        X, X_len, Y, Y_len = (torch.from_numpy(a) for a in batch)
+        t0 = time.perf_counter()
+        self.optimizer.zero_grad()
+        enc_outputs, state = self.twin.encode(X, X_len)
+        t1 = time.perf_counter()
+        dec_in = torch.cat([torch.full((Y.shape[0], 1), self.bos_id, dtype=Y.dtype), Y[:, :-1]], dim=1)
+        logits = self.twin.decode(dec_in, enc_outputs, state, X_len)
+        t2 = time.perf_counter()
+        mask = (torch.arange(Y.shape[1])[None, :] < Y_len[:, None]).to(logits.dtype)
+        token_nll = torch.nn.functional.cross_entropy(logits.permute(0, 2, 1), Y, reduction="none") * mask
+        objective = token_nll.mean(dim=1).sum()  # d2l: per-sequence mean over num_steps, summed
+        t3 = time.perf_counter()
+        objective.backward()
+        t4 = time.perf_counter()
+        torch.nn.utils.clip_grad_norm_(self.twin.parameters(), 1.0)
+        self.optimizer.step()
+        t5 = time.perf_counter()
+        for name, seconds in zip(PHASES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+            phases[name] += seconds
+        return float(token_nll.detach().sum()) / float(Y_len.sum())
+
+
+# ---------------------------------------------------------------- harness
+def batch_stream(batches):
+    while True:
+        yield from batches
+
+
+def timed_run(runner, stream, num_batches):
+    phases = dict.fromkeys(PHASES, 0.0)
+    tokens = 0
+    start = time.perf_counter()
+    for _ in range(num_batches):
+        batch = next(stream)
+        runner.step(batch, phases)
+        tokens += int(batch[3].sum())
+    return tokens / (time.perf_counter() - start), {k: v / num_batches for k, v in phases.items()}
+
+
+def make_runners(hidden, torch):
+    batches, src_vocab, tgt_vocab = load_data_nmt(64, 10, 600, path=ARGS.data, seed=0)
+    model = build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=hidden, num_hiddens=hidden, num_layers=2,
+                          dropout=0.1, seed=0)
+    bos = tgt_vocab["<bos>"]
+    ours = NpseqRunner(model, bos)
+    theirs = None
+    if torch is not None:
+        theirs = TorchRunner(torch, build_torch_twin(torch, model, len(src_vocab), len(tgt_vocab), hidden), bos)
+    return batches, ours, theirs
+
+
+def probe_memory(which, hidden):
+    """Run in a fresh process: resident-set growth over 20 training batches, in MiB.
+
+    The baseline is taken after the model, data and optimizer exist and before the
+    first batch, so the growth is what training itself holds at its peak.
+    """
+    torch = import_torch() if which == "torch" else None
+    batches, ours, theirs = make_runners(hidden, torch)
+    runner = ours if which == "npseq" else theirs
+    stream = batch_stream(batches)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(20):
+        runner.step(next(stream), dict.fromkeys(PHASES, 0.0))
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"peak_growth_mib": (after - before) / 1024, "peak_mib": after / 1024}))
+
+
+def memory_of(which, hidden):
+    command = [sys.executable, __file__, "--probe-memory", which, "--hidden", str(hidden), "--threads",
+               str(ARGS.threads), "--data", ARGS.data]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def import_torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(ARGS.threads)
+    return torch
+
+
+def compare_curves(hidden, torch, num_batches):
+    batches, ours, theirs = make_runners(hidden, torch)
+    ours_stream, theirs_stream = batch_stream(batches), batch_stream(batches)
+    phases = dict.fromkeys(PHASES, 0.0)
+    curves = {"npseq": [], "torch": []}
+    for _ in range(num_batches):
+        curves["npseq"].append(ours.step(next(ours_stream), phases))
+        curves["torch"].append(theirs.step(next(theirs_stream), phases))
+    a, b = np.array(curves["npseq"]), np.array(curves["torch"])
+    window = 20
+    smooth = lambda c: np.convolve(c, np.ones(window) / window, mode="valid")  # noqa: E731
+    print(f"  loss curves over {num_batches} batches (per-token cross-entropy, {window}-batch means):")
+    for at in (0, num_batches // 4, num_batches // 2, num_batches - window):
+        print(f"    batches {at:>4}-{at + window - 1:<4} npseq {a[at:at + window].mean():.4f}   "
+              f"torch {b[at:at + window].mean():.4f}")
+    print(f"    largest gap between the smoothed curves: {np.abs(smooth(a) - smooth(b)).max():.4f} nats")
+    if ARGS.curves_png:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        ax.plot(a, label="npseq", alpha=0.8)
+        ax.plot(b, label="torch", alpha=0.8)
+        ax.set_xlabel("batch")
+        ax.set_ylabel("per-token cross-entropy (nats)")
+        ax.set_title(f"Bahdanau GRU, embed = hidden = {hidden}, same start, same batches")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(ARGS.curves_png, dpi=100)
+        print(f"    curves drawn in {ARGS.curves_png}")
+
+
+def main():
+    if ARGS.probe_memory:
+        probe_memory(ARGS.probe_memory, ARGS.hidden[0])
+        return
+    if not os.path.exists(ARGS.data):
+        sys.exit(f"bench_seq2seq: no corpus at {ARGS.data}; pass --data PATH to fra.txt")
+    torch = import_torch()
+    print(f"d2l Bahdanau GRU translator, 2 layers, batch 64, num_steps 10, 600 pairs, float32, "
+          f"{ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches")
+    if torch is None:
+        print("torch is not installed: npseq alone (pip install -e \".[torch]\" to compare)")
+    for hidden in ARGS.hidden:
+        batches, ours, theirs = make_runners(hidden, torch)
+        streams = {"npseq": batch_stream(batches), "torch": batch_stream(batches)}
+        runners = {"npseq": ours, "torch": theirs}
+        names = [name for name in runners if runners[name] is not None]
+        for name in names:  # warm-up
+            timed_run(runners[name], streams[name], 2)
+        speeds = {name: [] for name in names}
+        phases = {name: [] for name in names}
+        for _ in range(ARGS.runs):
+            for name in names:
+                speed, split = timed_run(runners[name], streams[name], ARGS.batches)
+                speeds[name].append(speed)
+                phases[name].append(split)
+        print(f"\nembed = hidden = {hidden}")
+        print(f"  {'':6} {'tokens/s':>9} {'ms/batch':>9}  " + "  ".join(f"{p:>9}" for p in PHASES)
+              + f"  {'peak MiB':>9}")
+        for name in names:
+            median_split = {p: statistics.median(s[p] for s in phases[name]) for p in PHASES}
+            memory = "-" if ARGS.no_memory else f"{memory_of(name, hidden)['peak_growth_mib']:.1f}"
+            print(f"  {name:6} {statistics.median(speeds[name]):>9.0f} {sum(median_split.values()) * 1e3:>9.2f}  "
+                  + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}")
+        if torch is not None:
+            ratio = statistics.median(speeds["npseq"]) / statistics.median(speeds["torch"])
+            print(f"  npseq/torch tokens/s ratio: {ratio:.2f}")
+            if ARGS.curves:
+                compare_curves(hidden, torch, ARGS.curves)
+
+
+if __name__ == "__main__":
+    main()
