@@ -35,6 +35,14 @@ functions, arranged for fewer and larger operations:
 * ``dWh = sum_t h_{t-1}^T dA_t`` is one product ``H_prev^T dA`` after the loop;
 * every per-step quantity lives in a preallocated *time-major* array ``(T, N, ...)``
   (so step ``t`` is one contiguous block); the public inputs and outputs stay batch first.
+
+**Data and weights.** Each sequence backward is the composition of two halves, as
+in cuDNN: ``*_backward_data`` walks the steps and returns the input and initial-state
+gradients plus the pre-activation gradients ``dA`` of every step, and
+``*_backward_weights`` turns the inputs and ``dA`` of one *or several* calls into the
+weight gradients, one product per weight. A decoder that runs a layer one step at
+a time passes all its steps at once, so the weight gradients of a whole sequence
+still cost one large product each instead of ``T`` small ones.
 """
 from __future__ import annotations
 
@@ -50,6 +58,8 @@ __all__ = [
     "lstm_step_forward", "lstm_step_backward", "lstm_forward", "lstm_backward",
     "lstm_seq_forward", "lstm_seq_backward",
     "gru_step_forward", "gru_step_backward", "gru_forward", "gru_backward",
+    "GRUPreactGrads", "rnn_backward_data", "rnn_backward_weights", "lstm_seq_backward_data",
+    "lstm_backward_weights", "gru_backward_data", "gru_backward_weights",
 ]
 
 
@@ -95,12 +105,23 @@ def _input_projection(x, Wx, bias):
     return x_tm.reshape(t, n, d), (x_tm @ Wx + bias).reshape(t, n, -1)
 
 
-def _input_grads(x_tm, dA, Wx):
-    """``dx`` ``(N, T, D)`` and ``dWx`` from the time-major pre-activation gradients ``dA`` ``(T, N, kH)``."""
-    t, n, d = x_tm.shape
-    dA2 = dA.reshape(t * n, -1)
-    dx = (dA2 @ Wx.T).reshape(t, n, d).transpose(1, 0, 2)
-    return dx, x_tm.reshape(t * n, d).T @ dA2
+def _input_grad(dA, Wx):
+    """``dx`` ``(N, T, D)`` from the time-major pre-activation gradients ``dA`` ``(T, N, kH)``."""
+    t, n, _ = dA.shape
+    return (_flat(dA) @ Wx.T).reshape(t, n, -1).transpose(1, 0, 2)
+
+
+def _stacked(arrays):
+    """Time-major arrays of several calls ``(T_i, N, K)`` as one ``(sum T_i * N, K)`` block."""
+    if len(arrays) == 1:
+        return _flat(arrays[0])
+    return backend.get_array_module(arrays[0]).concatenate([_flat(a) for a in arrays])
+
+
+def _check_calls(caches, dAs):
+    if len(caches) != len(dAs) or not caches:
+        raise ValueError(f"dAs: expected one pre-activation gradient per cache ({len(caches)} caches), "
+                         f"got {len(dAs)}")
 
 
 def _flat(a):
@@ -235,7 +256,8 @@ def rnn_forward(x, h0, Wx, Wh, b, valid_lens=None):
 
 
 def rnn_backward(dh, cache: RNNCache, dh_last=None, return_step_norms=False):
-    """Backward of :func:`rnn_forward` (backpropagation through time).
+    """Backward of :func:`rnn_forward` (backpropagation through time): :func:`rnn_backward_data`
+    followed by :func:`rnn_backward_weights`.
 
     From :math:`\\delta_{T-1} = dh_{last}` (zeros if ``None``), for :math:`t = T-1, \\ldots, 0`:
 
@@ -262,6 +284,17 @@ def rnn_backward(dh, cache: RNNCache, dh_last=None, return_step_norms=False):
         ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, H)``, ``dWh`` ``(H, H)``,
         ``db`` ``(H,)`` [, ``step_norms`` ``(T,)``].
     """
+    dx, dh0, dA, *norms = rnn_backward_data(dh, cache, dh_last, return_step_norms)
+    return (dx, dh0) + rnn_backward_weights([cache], [dA]) + tuple(norms)
+
+
+def rnn_backward_data(dh, cache: RNNCache, dh_last=None, return_step_norms=False):
+    """The step loop of :func:`rnn_backward`: input, initial-state and pre-activation gradients.
+
+    Returns:
+        ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dA`` ``(T, N, H)`` (:math:`da_t`, time-major)
+        [, ``step_norms`` ``(T,)``].
+    """
     x_tm, hs, mask, Wx, Wh, h_last = cache
     xp = backend.get_array_module(hs)
     dh_tm = _check_dh(dh, hs)
@@ -278,10 +311,30 @@ def rnn_backward(dh, cache: RNNCache, dh_last=None, return_step_norms=False):
         delta = dA[t] @ Wh.T
         if m is not None:
             delta += (1 - m) * g
-    dx, dWx = _input_grads(x_tm, dA, Wx)
-    dWh = _flat(hs[:-1]).T @ _flat(dA)
-    grads = (dx, delta, dWx, dWh, dA.sum(axis=(0, 1)))
+    grads = (_input_grad(dA, Wx), delta, dA)
     return grads + (norms,) if return_step_norms else grads
+
+
+def rnn_backward_weights(caches, dAs):
+    """Weight gradients of one or several :func:`rnn_forward` calls with the same weights.
+
+    .. math:: dW_x = \textstyle\sum_t x_t^\top da_t,\quad dW_h = \sum_t h_{t-1}^\top da_t,\quad
+              db = \sum_{t,n} da_{t,n}
+
+    summed over every step of every call, one product per weight.
+
+    Args:
+        caches: list of :class:`RNNCache`.
+        dAs: the matching ``dA`` arrays from :func:`rnn_backward_data`.
+
+    Returns:
+        ``dWx`` ``(D, H)``, ``dWh`` ``(H, H)``, ``db`` ``(H,)``.
+    """
+    _check_calls(caches, dAs)
+    dA = _stacked(dAs)
+    dWx = _stacked([c.x for c in caches]).T @ dA
+    dWh = _stacked([c.h[:-1] for c in caches]).T @ dA
+    return dWx, dWh, dA.sum(axis=0)
 
 
 # ========================================================================= LSTM
@@ -435,7 +488,8 @@ def lstm_seq_forward(x, h0, c0, Wx, Wh, b, valid_lens=None):
 
 
 def lstm_seq_backward(dh, cache: LSTMCache, dh_last=None, dc_last=None, return_step_norms=False):
-    """Backward of :func:`lstm_seq_forward`.
+    """Backward of :func:`lstm_seq_forward`: :func:`lstm_seq_backward_data` followed by
+    :func:`lstm_backward_weights`.
 
     From :math:`\\delta^h_{T-1} = dh_{last}`, :math:`\\delta^c_{T-1} = dc_{last}` (zeros if ``None``),
     for :math:`t = T-1, \\ldots, 0`:
@@ -463,6 +517,17 @@ def lstm_seq_backward(dh, cache: LSTMCache, dh_last=None, dc_last=None, return_s
         ``dx`` ``(N, T, D)``, ``dh0``, ``dc0`` ``(N, H)``, ``dWx`` ``(D, 4H)``, ``dWh`` ``(H, 4H)``,
         ``db`` ``(4H,)`` [, ``step_norms`` ``(T,)``].
     """
+    dx, dh0, dc0, dA, *norms = lstm_seq_backward_data(dh, cache, dh_last, dc_last, return_step_norms)
+    return (dx, dh0, dc0) + lstm_backward_weights([cache], [dA]) + tuple(norms)
+
+
+def lstm_seq_backward_data(dh, cache: LSTMCache, dh_last=None, dc_last=None, return_step_norms=False):
+    """The step loop of :func:`lstm_seq_backward`: input, initial-state and pre-activation gradients.
+
+    Returns:
+        ``dx`` ``(N, T, D)``, ``dh0``, ``dc0`` ``(N, H)``, ``dA`` ``(T, N, 4H)`` (:math:`da_t`,
+        time-major) [, ``step_norms`` ``(T,)``].
+    """
     x_tm, hs, cs, gates, tanh_c, mask, Wx, Wh, h_last, c_last = cache
     xp = backend.get_array_module(hs)
     dh_tm = _check_dh(dh, hs)
@@ -483,10 +548,26 @@ def lstm_seq_backward(dh, cache: LSTMCache, dh_last=None, dc_last=None, return_s
             dprev_c = _lstm_cell_backward(m * g, m * delta_c, gates[t], cs[t], tanh_c[t], dA[t])
             delta_c = dprev_c + (1 - m) * delta_c
             delta_h = dA[t] @ Wh.T + (1 - m) * g
-    dx, dWx = _input_grads(x_tm, dA, Wx)
-    dWh = _flat(hs[:-1]).T @ _flat(dA)
-    grads = (dx, delta_h, delta_c, dWx, dWh, dA.sum(axis=(0, 1)))
+    grads = (_input_grad(dA, Wx), delta_h, delta_c, dA)
     return grads + (norms,) if return_step_norms else grads
+
+
+def lstm_backward_weights(caches, dAs):
+    """Weight gradients of one or several :func:`lstm_seq_forward` calls with the same weights.
+
+    .. math:: dW_x = \textstyle\sum_t x_t^\top da_t,\quad dW_h = \sum_t h_{t-1}^\top da_t,\quad
+              db = \sum_{t,n} da_{t,n}
+
+    summed over every step of every call, one product per weight.
+
+    Returns:
+        ``dWx`` ``(D, 4H)``, ``dWh`` ``(H, 4H)``, ``db`` ``(4H,)``.
+    """
+    _check_calls(caches, dAs)
+    dA = _stacked(dAs)
+    dWx = _stacked([c.x for c in caches]).T @ dA
+    dWh = _stacked([c.h[:-1] for c in caches]).T @ dA
+    return dWx, dWh, dA.sum(axis=0)
 
 
 def lstm_forward(x, h0, Wx, Wh, b):
@@ -719,8 +800,13 @@ def gru_forward(x, h0, Wx, Wh, bx, bh, reset_after=False, valid_lens=None):
     return out, cache
 
 
+class GRUPreactGrads(NamedTuple):
+    dax: Any  # (T, N, 3H) gradient of the input-side pre-activations [a_r, a_z, a_n]
+    dah: Any  # (T, N, 3H) gradient of the hidden-side ones h W_h + b_h (reset_after=True; else None)
+
+
 def gru_backward(dh, cache: GRUCache, dh_last=None, return_step_norms=False):
-    """Backward of :func:`gru_forward`.
+    """Backward of :func:`gru_forward`: :func:`gru_backward_data` followed by :func:`gru_backward_weights`.
 
     From :math:`\\delta_{T-1} = dh_{last}` (zeros if ``None``), for :math:`t = T-1, \\ldots, 0`:
     :math:`g_t = \\delta_t + m_t\\, dh_t` (:math:`\\partial L/\\partial h_t`), the cell backward of
@@ -742,6 +828,17 @@ def gru_backward(dh, cache: GRUCache, dh_last=None, return_step_norms=False):
         ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, 3H)``, ``dWh`` ``(H, 3H)``,
         ``dbx``, ``dbh`` ``(3H,)`` [, ``step_norms`` ``(T,)``].
     """
+    dx, dh0, preact, *norms = gru_backward_data(dh, cache, dh_last, return_step_norms)
+    return (dx, dh0) + gru_backward_weights([cache], [preact]) + tuple(norms)
+
+
+def gru_backward_data(dh, cache: GRUCache, dh_last=None, return_step_norms=False):
+    """The step loop of :func:`gru_backward`: input, initial-state and pre-activation gradients.
+
+    Returns:
+        ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, a :class:`GRUPreactGrads`
+        [, ``step_norms`` ``(T,)``].
+    """
     x_tm, hs, gates, rh, hn, mask, Wx, Wh, reset_after, h_last = cache
     xp = backend.get_array_module(hs)
     dh_tm = _check_dh(dh, hs)
@@ -760,9 +857,30 @@ def gru_backward(dh, cache: GRUCache, dh_last=None, return_step_norms=False):
                                    reset_after, dax[t], None if dah is None else dah[t])
         if m is not None:
             delta += (1 - m) * g
-    dx, dWx = _input_grads(x_tm, dax, Wx)
-    dWh, dbh = _gru_weight_grads(_flat(hs[:-1]), _flat(aux), _flat(dax),
-                                 None if dah is None else _flat(dah), reset_after)
-    grads = (dx, delta, dWx, dWh, dax.sum(axis=(0, 1)), dbh)
+    grads = (_input_grad(dax, Wx), delta, GRUPreactGrads(dax, dah))
     return grads + (norms,) if return_step_norms else grads
+
+
+def gru_backward_weights(caches, preacts):
+    """Weight gradients of one or several :func:`gru_forward` calls with the same weights.
+
+    The formulas of :func:`gru_step_backward` summed over every step of every call:
+    :math:`dW_x = \sum_t x_t^\top da^x_t`, :math:`db_x = \sum_{t,n} da^x_{t,n}`, and
+    :math:`dW_h, db_h` from :math:`h_{t-1}` (or :math:`\rho_t = r_t \odot h_{t-1}`), one
+    product per weight.
+
+    Args:
+        caches: list of :class:`GRUCache` (one variant).
+        preacts: the matching :class:`GRUPreactGrads` from :func:`gru_backward_data`.
+
+    Returns:
+        ``dWx`` ``(D, 3H)``, ``dWh`` ``(H, 3H)``, ``dbx``, ``dbh`` ``(3H,)``.
+    """
+    _check_calls(caches, preacts)
+    reset_after = caches[0].reset_after
+    dax = _stacked([p.dax for p in preacts])
+    dah = _stacked([p.dah for p in preacts]) if reset_after else None
+    aux = _stacked([c.hn if reset_after else c.rh for c in caches])
+    dWh, dbh = _gru_weight_grads(_stacked([c.h[:-1] for c in caches]), aux, dax, dah, reset_after)
+    return _stacked([c.x for c in caches]).T @ dax, dWh, dax.sum(axis=0), dbh
 

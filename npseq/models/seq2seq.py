@@ -245,8 +245,11 @@ class Decoder(Module):
         grads = _StepGrads(map_state(xp.zeros_like, init.hidden),
                            None if init.feed is None else xp.zeros_like(init.feed),
                            init.enc_outputs, init.memory)
-        for t in reversed(range(call.num_steps)):
-            self._step_backward_full(dlogits[:, t], grads)
+        # The recurrent layer ran once per step; its weight gradients are summed over all
+        # steps in one product per weight when the loop ends.
+        with self.rnn.deferred_weight_grads():
+            for t in reversed(range(call.num_steps)):
+                self._step_backward_full(dlogits[:, t], grads)
         return self._finish_backward(grads)
 
     # subclass hooks ------------------------------------------------------------

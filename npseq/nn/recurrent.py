@@ -15,6 +15,7 @@ hand-over explicit.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, NamedTuple
 
@@ -84,6 +85,11 @@ class RecurrentBase(Module):
     ``dstate0`` is the gradient with respect to the initial state (zeros state when
     ``state`` was ``None``). Adds into every ``Parameter.grad``.
 
+    Inside ``with layer.deferred_weight_grads():`` each ``backward`` keeps its
+    pre-activation gradients and the weight gradients of all those calls are computed
+    when the block ends, one product per weight (the same sums, in fewer and larger
+    products: what a decoder that calls the layer once per step wants).
+
     Set ``record_step_norms = True`` to have each ``backward`` store
     ``step_grad_norms[(layer, direction)]``, a host NumPy array ``(T,)`` of
     :math:`\\|\\partial L / \\partial h_t\\|` over the batch at each step, in the order that
@@ -114,6 +120,7 @@ class RecurrentBase(Module):
         self.dropout = float(dropout)
         self.record_step_norms = False
         self.step_grad_norms = {}
+        self._deferred = None
         rng = make_rng(rng)
         bound = 1.0 / math.sqrt(hidden_size)
         width = self._gates * hidden_size
@@ -134,9 +141,37 @@ class RecurrentBase(Module):
         """Functional sequence forward of one layer and direction: ``(outputs, cache, finals)``."""
         raise NotImplementedError
 
-    def _run_backward(self, dh, cache, dfinals, record):
-        """Functional sequence backward: ``(dx, dinitial, dparams, step_norms or None)``."""
+    def _run_backward_data(self, dh, cache, dfinals, record):
+        """Functional backward data: ``(dx, dinitial, preact, step_norms or None)``."""
         raise NotImplementedError
+
+    def _run_backward_weights(self, caches, preacts):
+        """Functional backward weights of one or several calls: the gradients of ``[Wx, Wh, bias(es)]``."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def deferred_weight_grads(self):
+        """Within the block, ``backward`` leaves the weight gradients for the block's end.
+
+        They are then computed for all the block's calls at once, per layer and
+        direction, and added into ``Parameter.grad``. If the block raises, the
+        pending work is dropped with it.
+        """
+        if self._deferred is not None:
+            raise RuntimeError(f"{type(self).__name__}.deferred_weight_grads: already inside such a block")
+        self._deferred = {}
+        try:
+            yield self
+            pending, self._deferred = self._deferred, None
+            for (layer, direction), calls in pending.items():
+                caches, preacts = zip(*calls)
+                self._add_weight_grads(layer, direction, list(caches), list(preacts))
+        finally:
+            self._deferred = None
+
+    def _add_weight_grads(self, layer, direction, caches, preacts):
+        for param, grad in zip(self._params_of(layer, direction), self._run_backward_weights(caches, preacts)):
+            param.grad += grad
 
     # ---------------------------------------------------------------- helpers
     def _params_of(self, layer: int, direction: int) -> list:
@@ -255,13 +290,16 @@ class RecurrentBase(Module):
                 if direction == 1:
                     dh = self._reverse(dh, cache.reverse_index)
                 dfinals = [None if part is None else part[k] for part in dparts]
-                dseq, dstart, dparams, step_norms = self._run_backward(
-                    dh, layer_cache.directions[direction], dfinals, self.record_step_norms)
+                direction_cache = layer_cache.directions[direction]
+                dseq, dstart, preact, step_norms = self._run_backward_data(
+                    dh, direction_cache, dfinals, self.record_step_norms)
                 if direction == 1:
                     dseq = self._reverse(dseq, cache.reverse_index)
                 dx = dseq if dx is None else dx + dseq
-                for param, grad in zip(self._params_of(layer, direction), dparams):
-                    param.grad += grad
+                if self._deferred is None:
+                    self._add_weight_grads(layer, direction, [direction_cache], [preact])
+                else:
+                    self._deferred.setdefault((layer, direction), []).append((direction_cache, preact))
                 for target, grad in zip(dinitial, dstart):
                     target[k] = grad
                 if step_norms is not None:
@@ -308,9 +346,12 @@ class RNN(RecurrentBase):
         out, cache = R.rnn_forward(x, initial[0], *params, valid_lens=valid_lens)
         return out, cache, (cache.h_last,)
 
-    def _run_backward(self, dh, cache, dfinals, record):
-        grads = R.rnn_backward(dh, cache, dfinals[0], return_step_norms=record)
-        return grads[0], (grads[1],), grads[2:5], grads[5] if record else None
+    def _run_backward_data(self, dh, cache, dfinals, record):
+        dx, dh0, dA, *norms = R.rnn_backward_data(dh, cache, dfinals[0], return_step_norms=record)
+        return dx, (dh0,), dA, norms[0] if record else None
+
+    def _run_backward_weights(self, caches, preacts):
+        return R.rnn_backward_weights(caches, preacts)
 
 
 class GRU(RecurrentBase):
@@ -353,9 +394,12 @@ class GRU(RecurrentBase):
                                    valid_lens=valid_lens)
         return out, cache, (cache.h_last,)
 
-    def _run_backward(self, dh, cache, dfinals, record):
-        grads = R.gru_backward(dh, cache, dfinals[0], return_step_norms=record)
-        return grads[0], (grads[1],), grads[2:6], grads[6] if record else None
+    def _run_backward_data(self, dh, cache, dfinals, record):
+        dx, dh0, preact, *norms = R.gru_backward_data(dh, cache, dfinals[0], return_step_norms=record)
+        return dx, (dh0,), preact, norms[0] if record else None
+
+    def _run_backward_weights(self, caches, preacts):
+        return R.gru_backward_weights(caches, preacts)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", reset_after={self.reset_after}"
@@ -394,9 +438,13 @@ class LSTM(RecurrentBase):
         out, cache = R.lstm_seq_forward(x, initial[0], initial[1], *params, valid_lens=valid_lens)
         return out, cache, (cache.h_last, cache.c_last)
 
-    def _run_backward(self, dh, cache, dfinals, record):
-        grads = R.lstm_seq_backward(dh, cache, dfinals[0], dfinals[1], return_step_norms=record)
-        return grads[0], grads[1:3], grads[3:6], grads[6] if record else None
+    def _run_backward_data(self, dh, cache, dfinals, record):
+        dx, dh0, dc0, dA, *norms = R.lstm_seq_backward_data(dh, cache, dfinals[0], dfinals[1],
+                                                            return_step_norms=record)
+        return dx, (dh0, dc0), dA, norms[0] if record else None
+
+    def _run_backward_weights(self, caches, preacts):
+        return R.lstm_backward_weights(caches, preacts)
 
 
 # ------------------------------------------------------------ PyTorch weights
