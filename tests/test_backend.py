@@ -91,3 +91,12 @@ def test_default_dtype_is_float32_and_only_floats_are_accepted():
     assert backend.default_dtype == np.float32
     with pytest.raises(ValueError, match="dtype: expected float32 or float64, got int64"):
         backend.set_default_dtype(np.int64)
+
+
+def test_every_module_compiles_without_warnings():
+    """Invalid escapes in docstrings (LaTeX needs doubled backslashes) warn at import time."""
+    import warnings
+    for path in sorted(PACKAGE.rglob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")

@@ -318,8 +318,8 @@ def rnn_backward_data(dh, cache: RNNCache, dh_last=None, return_step_norms=False
 def rnn_backward_weights(caches, dAs):
     """Weight gradients of one or several :func:`rnn_forward` calls with the same weights.
 
-    .. math:: dW_x = \textstyle\sum_t x_t^\top da_t,\quad dW_h = \sum_t h_{t-1}^\top da_t,\quad
-              db = \sum_{t,n} da_{t,n}
+    .. math:: dW_x = \\textstyle\\sum_t x_t^\\top da_t,\\quad dW_h = \\sum_t h_{t-1}^\\top da_t,\\quad
+              db = \\sum_{t,n} da_{t,n}
 
     summed over every step of every call, one product per weight.
 
@@ -555,8 +555,8 @@ def lstm_seq_backward_data(dh, cache: LSTMCache, dh_last=None, dc_last=None, ret
 def lstm_backward_weights(caches, dAs):
     """Weight gradients of one or several :func:`lstm_seq_forward` calls with the same weights.
 
-    .. math:: dW_x = \textstyle\sum_t x_t^\top da_t,\quad dW_h = \sum_t h_{t-1}^\top da_t,\quad
-              db = \sum_{t,n} da_{t,n}
+    .. math:: dW_x = \\textstyle\\sum_t x_t^\\top da_t,\\quad dW_h = \\sum_t h_{t-1}^\\top da_t,\\quad
+              db = \\sum_{t,n} da_{t,n}
 
     summed over every step of every call, one product per weight.
 
@@ -865,8 +865,8 @@ def gru_backward_weights(caches, preacts):
     """Weight gradients of one or several :func:`gru_forward` calls with the same weights.
 
     The formulas of :func:`gru_step_backward` summed over every step of every call:
-    :math:`dW_x = \sum_t x_t^\top da^x_t`, :math:`db_x = \sum_{t,n} da^x_{t,n}`, and
-    :math:`dW_h, db_h` from :math:`h_{t-1}` (or :math:`\rho_t = r_t \odot h_{t-1}`), one
+    :math:`dW_x = \\sum_t x_t^\\top da^x_t`, :math:`db_x = \\sum_{t,n} da^x_{t,n}`, and
+    :math:`dW_h, db_h` from :math:`h_{t-1}` (or :math:`\\rho_t = r_t \\odot h_{t-1}`), one
     product per weight.
 
     Args:

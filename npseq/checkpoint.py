@@ -1,0 +1,551 @@
+"""Checkpoints: a model, its optimizer and everything needed to resume training, in one ``.npz``.
+
+A checkpoint is a NumPy ``.npz`` archive read back with ``allow_pickle=False``
+(loading a file never runs code from it). Its entries:
+
+* ``param/<name>``: one array per parameter, named as in ``model.named_parameters()``
+  (``param/encoder.embedding.W`` of shape ``(V_src, E)``, ...), copied to the host
+  with ``backend.to_numpy``, dtype kept;
+* ``optim/<buffer>.<i>``: the optimizer's buffers as its ``state_dict()`` names them
+  (Adam: ``optim/exp_avg.3`` and ``optim/exp_avg_sq.3``, shaped like parameter ``i``);
+* ``meta.json``: a 1-d ``uint8`` array holding UTF-8 JSON with ``format``,
+  ``format_version``, ``npseq_version``, ``config`` (e.g. the keyword arguments of
+  :func:`~npseq.models.build_seq2seq`), ``vocabs`` (``{name: Vocab.to_dict()}``),
+  ``step``, ``epoch``, ``history``, ``optimizer`` (class, hyperparameters, step
+  count), ``rng_states`` (the state of every random generator held by the model's
+  modules), ``parameters`` (name -> shape and dtype, for a reader of the file) and
+  the caller's ``extra``.
+
+Exact resumption needs, besides parameters and optimizer buffers, every source of
+randomness: the dropout generators inside the model (saved automatically, see
+:func:`collect_rng_states`), the batch order (``BatchIterator`` draws epoch ``k``
+from ``(seed, k)``: call ``batches.set_epoch(checkpoint.epoch)``), and any
+generator of the training loop itself (``train_seq2seq`` seeds its
+scheduled-sampling generator afresh on every call, so a run with
+``sampling_ratio > 0`` does not resume bit-exactly; with ``sampling_ratio=0`` it does).
+
+Writes are atomic: the archive goes to a temporary file in the target's
+directory, is flushed and fsync'ed, then renamed over the target with
+``os.replace``; an interrupted save leaves the previous checkpoint untouched and
+no temporary file behind.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import zipfile
+
+from . import __version__, backend
+from .data import Vocab
+from .models import build_seq2seq
+from .nn import Module
+from .optim import Optimizer
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "CheckpointError", "collect_rng_states", "load_checkpoint",
+           "load_seq2seq", "restore_rng_states", "save_checkpoint"]
+
+FORMAT = "npseq-checkpoint"
+FORMAT_VERSION = 1
+META_KEY = "meta.json"
+PARAM_PREFIX = "param/"
+OPTIM_PREFIX = "optim/"
+# A vocabulary saved under one of these names must have the size the config gives the model.
+VOCAB_SIZE_KEYS = {"src": "src_vocab_size", "tgt": "tgt_vocab_size"}
+# The JSON type of each meta.json entry (after format and format_version, which are checked first).
+_META_TYPES = {"npseq_version": (str,), "config": (dict,), "vocabs": (dict,), "step": (int,),
+               "epoch": (int, type(None)), "history": (dict, type(None)), "optimizer": (dict, type(None)),
+               "rng_states": (dict,), "parameters": (dict,), "extra": (dict,)}
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable npseq checkpoint, or one that does not fit the model or optimizer.
+
+    ``path`` is the checkpoint's path, ``reason`` says what is wrong; ``str(error)``
+    is ``"<path>: <reason>"``.
+    """
+
+    def __init__(self, path, reason: str):
+        self.path = os.fspath(path)
+        self.reason = reason
+        super().__init__(f"checkpoint {self.path}: {reason}")
+
+
+def _few(names, limit: int = 6) -> str:
+    """``names`` as a list literal, cut after ``limit`` entries with the total count."""
+    names = list(names)
+    if len(names) <= limit:
+        return repr(names)
+    return repr(names[:limit])[:-1] + f", ... ({len(names)} in all)]"
+
+
+# ------------------------------------------------------------------ JSON values
+def _check_json(name: str, value) -> None:
+    """``value`` must survive JSON unchanged up to tuples becoming lists; the error names the bad element."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_json(f"{name}[{i}]", item)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                # json.dumps would turn an int key into a str one: the dict would not come back equal.
+                raise TypeError(f"{name}: expected str keys (JSON objects), got the key {key!r} "
+                                f"of type {type(key).__name__}")
+            _check_json(f"{name}[{key!r}]", item)
+        return
+    raise TypeError(f"{name}: expected a JSON value (None, bool, int, float, str, list or dict with str keys), "
+                    f"got {type(value).__name__} {value!r}")
+
+
+def _encode_rng_value(value):
+    """A bit generator's state as JSON: arrays (MT19937's key, Philox's counter) become tagged lists."""
+    if isinstance(value, dict):
+        return {key: _encode_rng_value(item) for key, item in value.items()}
+    if isinstance(value, backend.numpy.ndarray):
+        return {"__ndarray__": value.tolist(), "dtype": value.dtype.str}
+    if isinstance(value, backend.numpy.integer):
+        return int(value)
+    return value
+
+
+def _decode_rng_value(value):
+    """Inverse of :func:`_encode_rng_value`."""
+    if isinstance(value, dict):
+        if set(value) == {"__ndarray__", "dtype"}:
+            return backend.numpy.asarray(value["__ndarray__"], dtype=value["dtype"])
+        return {key: _decode_rng_value(item) for key, item in value.items()}
+    return value
+
+
+# -------------------------------------------------------------- random generators
+def _named_modules(module: Module, prefix: str = ""):
+    """``(dotted path, module)`` for ``module`` (path ``""``) and every submodule, depth first."""
+    yield prefix, module
+    for name, child in module.named_children():
+        yield from _named_modules(child, f"{prefix}{name}.")
+
+
+def _named_generators(model: Module) -> dict:
+    """``{"<module path>.<attribute>": Generator}`` for every ``numpy.random.Generator`` attribute."""
+    generators = {}
+    for path, module in _named_modules(model):
+        for attr, value in vars(module).items():
+            if isinstance(value, backend.numpy.random.Generator):
+                generators[path + attr] = value
+    return generators
+
+
+def collect_rng_states(model: Module) -> dict:
+    """The state of every random generator the model's modules hold, by module path.
+
+    Returns ``{"<module path>.<attribute>": state}`` (e.g. ``"encoder.rnn.dropout_rng"``,
+    ``"decoder.attention.rng"``), where ``state`` is a JSON-ready copy of
+    ``generator.bit_generator.state``. Modules often share one generator (the
+    one ``build_seq2seq`` seeds); it then appears under each path with the same state.
+    """
+    if not isinstance(model, Module):
+        raise TypeError(f"model: expected an npseq Module, got {type(model).__name__}")
+    return {path: _encode_rng_value(gen.bit_generator.state) for path, gen in _named_generators(model).items()}
+
+
+def _rng_updates(model: Module, states: dict) -> list:
+    """``[(generator, decoded state)]`` for :func:`restore_rng_states`, after checking every entry."""
+    if not isinstance(states, dict):
+        raise TypeError(f"states: expected a dict from collect_rng_states, got {type(states).__name__}")
+    generators = _named_generators(model)
+    missing = [path for path in generators if path not in states]
+    unexpected = [path for path in states if path not in generators]
+    if missing or unexpected:
+        raise KeyError(f"states: expected the generator paths of {type(model).__name__}; "
+                       f"missing {missing}, unexpected {unexpected}")
+    first = {}
+    for path, gen in generators.items():
+        state = states[path]
+        kind = type(gen.bit_generator).__name__
+        if not isinstance(state, dict) or state.get("bit_generator") != kind:
+            saved = state.get("bit_generator") if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"states[{path!r}]: expected a {kind} state, got {saved!r}")
+        first_path, first_state = first.setdefault(id(gen), (path, state))
+        if state != first_state:
+            raise ValueError(f"states[{path!r}]: the model shares this generator with {first_path!r}, "
+                             f"but the two saved states differ")
+    return [(generators[path], _decode_rng_value(state)) for path, state in first.values()]
+
+
+def restore_rng_states(model: Module, states: dict) -> None:
+    """Put every generator of ``model`` back in the state :func:`collect_rng_states` recorded.
+
+    The paths must match exactly and each saved state must be for the generator's
+    own bit generator (PCG64, ...); paths that share one generator in ``model``
+    must carry the same state. Nothing changes unless every entry checks out.
+    """
+    for gen, state in _rng_updates(model, states):
+        gen.bit_generator.state = state
+
+
+# ------------------------------------------------------------------------- saving
+def _optimizer_parts(optimizer: Optimizer):
+    """Split ``optimizer.state_dict()`` into JSON scalars and host arrays (the buffers)."""
+    scalars, arrays = {}, {}
+    for name, value in optimizer.state_dict().items():
+        if hasattr(value, "shape"):
+            arrays[name] = backend.to_numpy(value)
+        else:
+            scalars[name] = list(value) if isinstance(value, tuple) else value
+    step_count = scalars.pop("step_count")
+    return {"class": type(optimizer).__name__, "step_count": step_count, "hyperparameters": scalars,
+            "buffers": list(arrays)}, arrays
+
+
+def _check_vocab_sizes(config: dict, vocabs: dict):
+    """The first ``(name, config key, vocabulary size, configured size)`` that disagree, or ``None``."""
+    for name, key in VOCAB_SIZE_KEYS.items():
+        if name in vocabs and key in config and len(vocabs[name]) != config[key]:
+            return name, key, len(vocabs[name]), config[key]
+    return None
+
+
+def _write_atomically(path: str, arrays: dict) -> None:
+    """``numpy.savez`` into a temporary file next to ``path``, fsync it, then rename it over ``path``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    # os.open with mode 0o666 lets the umask decide the permissions, as for any new file.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            backend.numpy.savez(file, **arrays)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # KeyboardInterrupt included: never leave the temporary file behind
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    if hasattr(os, "O_DIRECTORY"):
+        # Make the rename itself durable; some file systems refuse to fsync a directory, which is harmless.
+        try:
+            dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass
+        finally:
+            os.close(dir_fd)
+
+
+def save_checkpoint(path, model: Module, *, config: dict, vocabs: dict | None = None,
+                    optimizer: Optimizer | None = None, step: int | None = None, epoch: int | None = None,
+                    history=None, extra: dict | None = None) -> str:
+    """Write ``model`` (and optionally its optimizer, vocabularies and progress) to ``path``, atomically.
+
+    Args:
+        path: the file to write (``.npz`` is the natural suffix; none is added).
+        model: the :class:`~npseq.nn.Module` whose parameters ``(*)`` are saved as
+            ``param/<name>`` and whose generators' states go to ``meta.json``.
+        config: a JSON-ready dict that rebuilds the architecture, e.g. the keyword
+            arguments of ``build_seq2seq`` (what :func:`load_seq2seq` calls).
+        vocabs: ``{name: Vocab}``; ``"src"`` and ``"tgt"`` must have the sizes
+            ``config["src_vocab_size"]`` and ``config["tgt_vocab_size"]`` when both are given.
+        optimizer: an ``npseq.optim`` optimizer; its buffers are saved as ``optim/<buffer>.<i>``,
+            its class, hyperparameters and step count in ``meta.json``.
+        step: the training step (default: ``optimizer.step_count``, else 0).
+        epoch: completed epochs, to resume the batch order with ``BatchIterator.set_epoch``.
+        history: an ``npseq.train.History`` or a dict of per-epoch lists.
+        extra: any JSON-ready dict (seeds, a data iterator's epoch, a sampling generator's state).
+
+    Returns:
+        ``path`` as a str.
+    """
+    path = os.fspath(path)
+    if not isinstance(model, Module):
+        raise TypeError(f"model: expected an npseq Module, got {type(model).__name__}")
+    if not isinstance(config, dict):
+        raise TypeError(f"config: expected a dict (e.g. the keyword arguments of build_seq2seq), "
+                        f"got {type(config).__name__}")
+    _check_json("config", config)
+    vocabs = {} if vocabs is None else vocabs
+    if not isinstance(vocabs, dict):
+        raise TypeError(f"vocabs: expected a dict of name -> Vocab, got {type(vocabs).__name__}")
+    for name, vocab in vocabs.items():
+        if not isinstance(name, str) or not isinstance(vocab, Vocab):
+            raise TypeError(f"vocabs[{name!r}]: expected a Vocab under a str name, got {type(vocab).__name__}")
+    mismatch = _check_vocab_sizes(config, vocabs)
+    if mismatch:
+        name, key, size, configured = mismatch
+        raise ValueError(f"vocabs[{name!r}]: expected {configured} tokens (config[{key!r}]), got {size}")
+    if optimizer is not None and not isinstance(optimizer, Optimizer):
+        raise TypeError(f"optimizer: expected an npseq.optim optimizer or None, got {type(optimizer).__name__}")
+    if step is None:
+        step = optimizer.step_count if optimizer is not None else 0
+    for name, value in (("step", step), ("epoch", epoch)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
+    if history is not None:
+        history = history.to_dict() if hasattr(history, "to_dict") else history
+        if not isinstance(history, dict):
+            raise TypeError(f"history: expected a History or a dict of lists, got {type(history).__name__}")
+        _check_json("history", history)
+    extra = {} if extra is None else extra
+    if not isinstance(extra, dict):
+        raise TypeError(f"extra: expected a dict, got {type(extra).__name__}")
+    _check_json("extra", extra)
+
+    params = {name: backend.to_numpy(param.data) for name, param in model.named_parameters()}
+    optim_meta, optim_arrays = _optimizer_parts(optimizer) if optimizer is not None else (None, {})
+    meta = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "npseq_version": __version__,
+        "config": config, "vocabs": {name: vocab.to_dict() for name, vocab in vocabs.items()},
+        "step": step, "epoch": epoch, "history": history, "optimizer": optim_meta,
+        "rng_states": collect_rng_states(model),
+        "parameters": {name: {"shape": list(a.shape), "dtype": a.dtype.str} for name, a in params.items()},
+        "extra": extra,
+    }
+    # ensure_ascii=False keeps accented tokens readable; NaN/inf (e.g. tokens_per_s) stay as JSON extensions.
+    text = json.dumps(meta, ensure_ascii=False)
+    arrays = {META_KEY: backend.numpy.frombuffer(text.encode("utf-8"), dtype=backend.numpy.uint8)}
+    arrays.update({PARAM_PREFIX + name: value for name, value in params.items()})
+    arrays.update({OPTIM_PREFIX + name: value for name, value in optim_arrays.items()})
+    _write_atomically(path, arrays)
+    return path
+
+
+# ------------------------------------------------------------------------ loading
+@dataclasses.dataclass
+class Checkpoint:
+    """What :func:`load_checkpoint` read. Arrays are host NumPy arrays.
+
+    Attributes:
+        path: the file it came from.
+        params: ``{parameter name: array}`` in the saved order.
+        config: the architecture settings given to :func:`save_checkpoint`.
+        vocabs: ``{name: Vocab}``.
+        step, epoch: training progress (``epoch`` may be ``None``).
+        history: ``{statistic: per-epoch list}`` or ``None``.
+        optimizer_class: the optimizer's class name, or ``None`` when none was saved.
+        optimizer_state: a dict for ``Optimizer.load_state_dict`` (step count,
+            hyperparameters, buffers), or ``None``.
+        rng_states: ``{generator path: state}`` as :func:`collect_rng_states` returns.
+        extra: the caller's dict.
+        version: the npseq version that wrote the file.
+    """
+    path: str
+    params: dict
+    config: dict
+    vocabs: dict
+    step: int
+    epoch: int | None
+    history: dict | None
+    optimizer_class: str | None
+    optimizer_state: dict | None
+    rng_states: dict
+    extra: dict
+    version: str
+
+    def restore(self, model: Module, optimizer: Optimizer | None = None, *, rng: bool = True) -> None:
+        """Load the parameters into ``model`` (and the state into ``optimizer``, and the generators' states).
+
+        Names and shapes must match exactly; values are copied in place in each
+        parameter's own dtype and backend (NumPy or CuPy). With ``rng`` (default)
+        every random generator in ``model`` is set to its saved state, so dropout
+        draws the same masks as the run that was saved. Raises
+        :class:`CheckpointError` saying what does not match; nothing changes then.
+        """
+        if not isinstance(model, Module):
+            raise TypeError(f"model: expected an npseq Module, got {type(model).__name__}")
+        shapes = {name: param.shape for name, param in model.named_parameters()}
+        missing = [name for name in shapes if name not in self.params]
+        unexpected = [name for name in self.params if name not in shapes]
+        if missing or unexpected:
+            raise CheckpointError(self.path, f"its parameters do not match the {type(model).__name__} being "
+                                             f"loaded: missing {_few(missing)}, unexpected {_few(unexpected)}")
+        wrong = [f"{name}: checkpoint {tuple(value.shape)}, model {shapes[name]}"
+                 for name, value in self.params.items() if tuple(value.shape) != shapes[name]]
+        if wrong:
+            raise CheckpointError(self.path, "parameter shapes differ from the model's (other vocabulary "
+                                             "or layer sizes?): " + "; ".join(wrong[:4])
+                                  + (f"; ... ({len(wrong)} parameters in all)" if len(wrong) > 4 else ""))
+        if optimizer is not None:
+            self._check_optimizer(optimizer)
+        rng_updates = []
+        if rng:
+            try:
+                rng_updates = _rng_updates(model, self.rng_states)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CheckpointError(self.path, f"its random generators do not fit the model's: {exc}") from None
+        if optimizer is not None:
+            try:  # validates every entry before writing any
+                optimizer.load_state_dict(self.optimizer_state)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CheckpointError(self.path, f"optimizer state does not fit: {exc}") from None
+        model.load_state_dict(self.params)
+        for gen, state in rng_updates:
+            gen.bit_generator.state = state
+
+    def _check_optimizer(self, optimizer: Optimizer) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"optimizer: expected an npseq.optim optimizer or None, got {type(optimizer).__name__}")
+        if self.optimizer_state is None:
+            raise CheckpointError(self.path, "holds no optimizer state (saved without optimizer=)")
+        if type(optimizer).__name__ != self.optimizer_class:
+            raise CheckpointError(self.path, f"holds {self.optimizer_class} state, cannot load it into "
+                                             f"{type(optimizer).__name__}")
+        expected = optimizer.state_dict()
+        missing = [name for name in expected if name not in self.optimizer_state]
+        unexpected = [name for name in self.optimizer_state if name not in expected]
+        if missing or unexpected:
+            raise CheckpointError(self.path, f"optimizer state does not match this {type(optimizer).__name__} "
+                                             f"(other parameters or options?): missing {_few(missing)}, "
+                                             f"unexpected {_few(unexpected)}")
+
+
+def _leading_bytes(path: str, count: int = 4) -> bytes:
+    with open(path, "rb") as file:
+        return file.read(count)
+
+
+def _read_arrays(path: str) -> dict:
+    """Every entry of the ``.npz`` at ``path`` (pickles refused), or a :class:`CheckpointError`."""
+    np = backend.numpy
+    is_zip = _leading_bytes(path) == b"PK\x03\x04"
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        if is_zip:
+            raise CheckpointError(path, f"truncated or corrupt .npz archive ({type(exc).__name__}: {exc})") from None
+        raise CheckpointError(path, "not an npseq checkpoint: not a .npz archive (it starts with "
+                                    f"{_leading_bytes(path, 8)!r})") from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise CheckpointError(path, f"not an npseq checkpoint: a single .npy array of shape {loaded.shape}, "
+                                    "not a .npz archive")
+    with loaded:
+        try:
+            return {key: loaded[key] for key in loaded.files}
+        except ValueError as exc:
+            if "pickle" in str(exc):
+                raise CheckpointError(path, "not an npseq checkpoint: it holds object arrays, which are "
+                                            "refused (allow_pickle=False)") from None
+            raise CheckpointError(path, f"truncated or corrupt .npz archive ({type(exc).__name__}: {exc})") from None
+        except (OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise CheckpointError(path, f"truncated or corrupt .npz archive ({type(exc).__name__}: {exc})") from None
+
+
+def _read_meta(path: str, arrays: dict) -> dict:
+    """The parsed ``meta.json`` entry, checked to be an npseq checkpoint this version can read."""
+    if META_KEY not in arrays:
+        keys = sorted(arrays)
+        listed = ", ".join(repr(k) for k in keys[:5]) + (", ..." if len(keys) > 5 else "")
+        raise CheckpointError(path, f"not an npseq checkpoint: no {META_KEY!r} entry (entries: {listed or 'none'})")
+    raw = arrays.pop(META_KEY)
+    try:
+        if raw.dtype != backend.numpy.uint8 or raw.ndim != 1:
+            raise ValueError(f"expected a 1-d uint8 array, got dtype {raw.dtype} and shape {raw.shape}")
+        meta = json.loads(raw.tobytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CheckpointError(path, f"not an npseq checkpoint: {META_KEY!r} is not UTF-8 JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise CheckpointError(path, f"not an npseq checkpoint: {META_KEY!r} has format {found!r}, "
+                                    f"expected {FORMAT!r}")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
+        raise CheckpointError(path, f"format version {version!r} is not one this npseq {__version__} reads "
+                                    f"(1 to {FORMAT_VERSION}); a newer npseq wrote it?")
+    missing = [key for key in _META_TYPES if key not in meta]
+    if missing:
+        raise CheckpointError(path, f"{META_KEY!r} lacks the entries {missing}")
+    for key, types in _META_TYPES.items():
+        if isinstance(meta[key], bool) or not isinstance(meta[key], types):
+            expected = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise CheckpointError(path, f"{META_KEY!r} entry {key!r}: expected {expected}, "
+                                        f"got {type(meta[key]).__name__}")
+    return meta
+
+
+def load_checkpoint(path) -> Checkpoint:
+    """Read and check the checkpoint at ``path`` (see the module docstring for its layout).
+
+    Raises ``FileNotFoundError`` if there is no file, and :class:`CheckpointError`
+    (a ``ValueError`` naming the path and the reason) for a truncated or corrupt
+    archive, a file that is not an npseq checkpoint, a newer format, entries that
+    disagree with ``meta.json``, or a vocabulary whose size disagrees with the config.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"checkpoint {path}: no such file")
+    arrays = _read_arrays(path)
+    meta = _read_meta(path, arrays)
+    try:
+        return _checkpoint_from(path, meta, arrays)
+    except (AttributeError, KeyError, TypeError) as exc:  # a hand-edited meta.json of the wrong structure
+        raise CheckpointError(path, f"malformed {META_KEY!r} ({type(exc).__name__}: {exc})") from None
+
+
+def _checkpoint_from(path: str, meta: dict, arrays: dict) -> Checkpoint:
+    """The :class:`Checkpoint` that ``meta`` and the ``param/`` and ``optim/`` ``arrays`` describe, checked."""
+    params = {key[len(PARAM_PREFIX):]: value for key, value in arrays.items() if key.startswith(PARAM_PREFIX)}
+    buffers = {key[len(OPTIM_PREFIX):]: value for key, value in arrays.items() if key.startswith(OPTIM_PREFIX)}
+    stray = [key for key in arrays if not key.startswith((PARAM_PREFIX, OPTIM_PREFIX))]
+    if stray:
+        raise CheckpointError(path, f"unexpected entries {stray} (expected {META_KEY!r}, "
+                                    f"{PARAM_PREFIX}* and {OPTIM_PREFIX}*)")
+    listed = meta["parameters"]
+    if list(listed) != list(params):
+        raise CheckpointError(path, f"the param/ entries do not match {META_KEY!r}: missing "
+                                    f"{_few(n for n in listed if n not in params)}, unexpected "
+                                    f"{_few(n for n in params if n not in listed)}")
+    for name, value in params.items():
+        if list(value.shape) != listed[name]["shape"] or value.dtype.str != listed[name]["dtype"]:
+            raise CheckpointError(path, f"param/{name}: {META_KEY!r} says shape {tuple(listed[name]['shape'])} "
+                                        f"dtype {listed[name]['dtype']}, the array has {value.shape} "
+                                        f"{value.dtype.str}")
+    optim_meta = meta["optimizer"]
+    optimizer_state = None
+    if optim_meta is None:
+        if buffers:
+            raise CheckpointError(path, f"optim/ entries {sorted(buffers)} but no optimizer in {META_KEY!r}")
+    else:
+        if sorted(optim_meta["buffers"]) != sorted(buffers):
+            raise CheckpointError(path, f"the optim/ entries {sorted(buffers)} do not match {META_KEY!r}'s "
+                                        f"buffer list {sorted(optim_meta['buffers'])}")
+        optimizer_state = {"step_count": optim_meta["step_count"], **optim_meta["hyperparameters"],
+                           **{name: buffers[name] for name in optim_meta["buffers"]}}
+    try:
+        vocabs = {name: Vocab.from_dict(state) for name, state in meta["vocabs"].items()}
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(path, f"a saved vocabulary is inconsistent: {exc}") from None
+    mismatch = _check_vocab_sizes(meta["config"], vocabs)
+    if mismatch:
+        name, key, size, configured = mismatch
+        raise CheckpointError(path, f"vocabulary {name!r} has {size} tokens but config[{key!r}] is {configured}")
+    return Checkpoint(path=path, params=params, config=meta["config"], vocabs=vocabs, step=meta["step"],
+                      epoch=meta["epoch"], history=meta["history"],
+                      optimizer_class=None if optim_meta is None else optim_meta["class"],
+                      optimizer_state=optimizer_state, rng_states=meta["rng_states"], extra=meta["extra"],
+                      version=meta["npseq_version"])
+
+
+def load_seq2seq(path, *, rng: bool = True):
+    """Rebuild the encoder–decoder saved at ``path``: ``build_seq2seq(**config)``, then restore.
+
+    Returns ``(model, checkpoint)``. The model is created on the current backend,
+    in training mode (call ``model.eval()`` for inference), with its parameters and
+    (unless ``rng=False``) its generators restored. To resume training, build the
+    optimizer over ``model.parameters()`` and call ``checkpoint.restore(model, optimizer)``
+    (restoring the model a second time changes nothing).
+    """
+    checkpoint = load_checkpoint(path)
+    try:
+        model = build_seq2seq(**checkpoint.config)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(checkpoint.path, f"its config does not build a model with build_seq2seq: {exc}") \
+            from None
+    checkpoint.restore(model, rng=rng)
+    return model, checkpoint
