@@ -5,6 +5,8 @@ a 2-layer GRU, dropout 0.1, batch 64, num_steps 10, Adam with lr 0.005, gradient
 clipping at global norm 1, 250 epochs, the first 600 pairs of fra.txt, and d2l's loss
 (per sequence the mean over num_steps, summed over the batch). The printed "loss" is
 d2l's metric: that objective summed over an epoch divided by the number of target tokens.
+The four d2l examples are translated greedily, then by beam search (``--beam K``, 0 to skip;
+score log P / L**0.75), and the mean BLEU of the two is compared.
 
     python examples/d2l_fra_eng.py --data ../shared/data/fra-eng/fra.txt
     python examples/d2l_fra_eng.py --data PATH --decoder luong --cell lstm
@@ -32,6 +34,7 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=250)
     parser.add_argument("--num-examples", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--beam", type=int, default=3, metavar="K", help="beam size (0: greedy only)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
@@ -47,9 +50,18 @@ def main(argv=None):
     wall = time.perf_counter() - start
     print(f"loss (d2l metric) {history.d2l_metric[-1]:.4f}, per-token cross-entropy "
           f"{history.token_ce[-1]:.4f}, wall {wall:.1f} s")
-    for eng, fra in EXAMPLES:
-        translation, _ = translate(model, eng, src_vocab, tgt_vocab, num_steps)
-        print(f"{eng} => {translation}, bleu {bleu(translation, fra, k=2):.3f}")
+    searches = [("greedy", {})] + ([("beam", dict(beam_size=args.beam))] if args.beam > 0 else [])
+    means = {}
+    for method, options in searches:
+        if method == "beam":
+            print(f"beam search (k={args.beam}):")
+        scores = []
+        for eng, fra in EXAMPLES:
+            translation, _ = translate(model, eng, src_vocab, tgt_vocab, num_steps, method=method, **options)
+            scores.append(bleu(translation, fra, k=2))
+            print(f"{eng} => {translation}, bleu {scores[-1]:.3f}")
+        means[method] = sum(scores) / len(scores)
+    print("mean bleu: " + ", ".join(f"{method} {mean:.3f}" for method, mean in means.items()))
 
 
 if __name__ == "__main__":

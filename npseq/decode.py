@@ -1,7 +1,32 @@
-"""Decoding: turn a trained encoder–decoder's step function into output sequences."""
+"""Decoding: turn a trained encoder–decoder's step function into output sequences.
+
+Three searches over the same model, from cheapest to exact:
+
+* :func:`greedy_search` takes the most probable token at every step;
+* :func:`beam_search` keeps the ``k`` most probable prefixes at every step;
+* :func:`exhaustive_search` scores every sequence up to ``max_len`` (tiny vocabularies only:
+  it is the reference that beam search is tested against).
+
+Notation: the model gives :math:`\\log p(y_t \\mid y_{<t}, x)` at each step, an output
+:math:`y = (y_1, \\ldots, y_L)` has :math:`\\log P(y) = \\sum_{t=1}^{L} \\log p(y_t \\mid y_{<t}, x)`,
+and **L counts the generated tokens, <eos> included when it is produced** (d2l's "length of the
+output sequence"); a hypothesis cut at ``max_len`` without ``<eos>`` has ``L = max_len``. ``L`` is
+also the number of decoder steps behind the output, hence the number of attention rows.
+Beam and exhaustive search rank complete hypotheses by the length-normalised score
+
+.. math::
+    \\text{score}(y) = \\frac{\\log P(y)}{\\operatorname{lp}(L)}, \\qquad
+    \\operatorname{lp}(L) = L^{\\alpha} \\ (\\texttt{"d2l"}) \\quad\\text{or}\\quad
+    \\operatorname{lp}(L) = \\Big(\\frac{5 + L}{6}\\Big)^{\\alpha} \\ (\\texttt{"gnmt"}, \\text{Wu et al. 2016}).
+
+Every search runs under ``no_grad`` (nothing is cached for a backward) and in eval mode
+(dropout off); the model's training mode is restored afterwards.
+"""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 from typing import Any
 
 from . import backend
@@ -9,6 +34,9 @@ from ._checks import check_ndim
 from .data import preprocess_nmt
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
+from .models.seq2seq import reorder_state
+
+LENGTH_PENALTIES = ("d2l", "gnmt")
 
 
 @dataclasses.dataclass
@@ -16,15 +44,43 @@ class SearchResult:
     """One decoded sequence.
 
     ``tokens``: output ids, without ``<bos>``; ``<eos>`` is dropped (decoding stops there).
-    ``score``: the search's ranking score (greedy: the log-probability
-    :math:`\\log P(y) = \\sum_t \\log p(y_t \\mid y_{<t}, x)`, ``<eos>`` included when produced).
-    ``log_prob``: that log-probability. ``attention``: ``(len(tokens) [+1 for <eos>], S)``
-    host array of each step's attention weights, or ``None`` for a decoder without attention.
+    ``score``: the search's ranking score (greedy: the log-probability; beam and exhaustive:
+    the length-normalised :func:`sequence_score`).
+    ``log_prob``: :math:`\\log P(y) = \\sum_t \\log p(y_t \\mid y_{<t}, x)`, ``<eos>`` included when produced.
+    ``attention``: ``(L, S)`` host array of each step's attention weights, or ``None`` for a
+    decoder without attention. ``length``: ``L``, the decoder steps behind the output
+    (``len(tokens) + 1`` when it ended with ``<eos>``, else ``len(tokens)``).
+    ``trace``: the :class:`BeamTrace` of ``beam_search(..., trace=True)``, else ``None``.
     """
     tokens: list
     score: float
     log_prob: float
     attention: Any = None
+    length: int = 0
+    trace: Any = None
+
+
+def length_penalty_factor(length: int, alpha: float, length_penalty: str = "d2l") -> float:
+    """:math:`\\operatorname{lp}(L)`: ``L ** alpha`` (``"d2l"``) or ``((5 + L) / 6) ** alpha`` (``"gnmt"``)."""
+    return length ** alpha if length_penalty == "d2l" else ((5 + length) / 6) ** alpha
+
+
+def sequence_score(log_prob: float, length: int, alpha: float, length_penalty: str = "d2l") -> float:
+    """The normalised score :math:`\\log P(y) / \\operatorname{lp}(L)` that beam and exhaustive search rank by."""
+    return log_prob / length_penalty_factor(length, alpha, length_penalty)
+
+
+def _check_count(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}: expected a positive int, got {value!r}")
+    return value
+
+
+def _check_scoring(alpha, length_penalty) -> None:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
+        raise ValueError(f"alpha: expected a finite number, got {alpha!r}")
+    if length_penalty not in LENGTH_PENALTIES:
+        raise ValueError(f"length_penalty: expected one of {LENGTH_PENALTIES}, got {length_penalty!r}")
 
 
 def _source_batch(src):
@@ -34,56 +90,321 @@ def _source_batch(src):
     return src[None, :], backend.xp.asarray([src.shape[0]], dtype=src.dtype)
 
 
+@contextlib.contextmanager
+def _inference(model):
+    """Eval mode and ``no_grad`` for the body; the model's training mode is restored after."""
+    training = model.training
+    model.eval()
+    try:
+        with no_grad():
+            yield
+    finally:
+        model.train(training)
+
+
+def _log_probs(model, tokens, state):
+    """One batched decoder step: ``log p(. | prefix)`` ``(n, V)``, the next state, weights ``(n, S)`` or None."""
+    logits, state, weights = model.decoder.step(tokens, state)
+    log_p, _ = log_softmax_forward(logits)
+    return log_p, state, weights
+
+
 def greedy_search(model, src, *, bos_id: int, eos_id: int, max_len: int) -> SearchResult:
     """Pick the most probable token at every step: :math:`y_t = \\arg\\max_v p(v \\mid y_{<t}, x)`.
 
-    Stops at ``<eos>`` or after ``max_len`` steps. Runs under ``no_grad`` and in
-    eval mode (the model's mode is restored afterwards).
+    Stops at ``<eos>`` or after ``max_len`` steps. The score is :math:`\\log P(y)` itself
+    (no length normalisation: greedy compares no hypotheses of different lengths).
+    Runs under ``no_grad`` and in eval mode (the model's mode is restored afterwards).
 
     Args:
         model: an ``EncoderDecoder``.
         src: ``(S,)`` source token ids (a sentence, ``<eos>`` included, unpadded).
 
     Returns:
-        A :class:`SearchResult`.
+        A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
     """
-    training = model.training
-    model.eval()
-    try:
-        with no_grad():
-            src_batch, valid_len = _source_batch(src)
-            state = model.encode(src_batch, valid_len)
-            token = backend.xp.asarray([bos_id])
-            tokens, weights, log_prob = [], [], 0.0
-            for _ in range(max_len):
-                logits, state, step_weights = model.decoder.step(token, state)
-                log_p, _ = log_softmax_forward(logits)
-                token = log_p.argmax(axis=-1)
-                best = int(token[0])
-                log_prob += float(log_p[0, best])
-                if step_weights is not None:
-                    weights.append(backend.to_numpy(step_weights[0]))
-                if best == eos_id:
-                    break
-                tokens.append(best)
-    finally:
-        model.train(training)
+    _check_count("max_len", max_len)
+    with _inference(model):
+        state = model.encode(*_source_batch(src))
+        token = backend.xp.asarray([bos_id])
+        tokens, weights, log_prob = [], [], 0.0
+        for length in range(1, max_len + 1):
+            log_p, state, step_weights = _log_probs(model, token, state)
+            token = log_p.argmax(axis=-1)
+            best = int(token[0])
+            log_prob += float(log_p[0, best])
+            if step_weights is not None:
+                weights.append(backend.to_numpy(step_weights[0]))
+            if best == eos_id:
+                break
+            tokens.append(best)
     attention = backend.numpy.stack(weights) if weights else None
-    return SearchResult(tokens, log_prob, log_prob, attention)
+    return SearchResult(tokens, log_prob, log_prob, attention, length)
+
+
+# ----------------------------------------------------------------- beam trace
+@dataclasses.dataclass
+class TraceRow:
+    """One hypothesis in a :class:`BeamTrace`.
+
+    ``tokens``: the generated tokens (ids, or strings when a vocabulary was given),
+    ``<eos>`` shown when produced. ``status``: ``"kept"`` (stays in the beam),
+    ``"finished"`` (ended with ``<eos>``), ``"cut"`` (reached ``max_len``) or
+    ``"dropped"`` (a candidate ranked just below the beam).
+    """
+    tokens: list
+    log_prob: float
+    score: float
+    status: str
+
+    @property
+    def length(self) -> int:
+        return len(self.tokens)
+
+
+@dataclasses.dataclass
+class TraceStep:
+    """Step ``t`` of a beam search: the candidates ranked by :math:`\\log P`, best first.
+
+    ``num_candidates`` is (hypotheses in the beam) × ``V``; ``rows`` are the ``k`` selected
+    ones and, after them, up to ``k`` of the best dropped ones.
+    """
+    step: int
+    num_hypotheses: int
+    num_candidates: int
+    rows: list
+
+
+@dataclasses.dataclass
+class BeamTrace:
+    """The beam, step by step, and the finished hypotheses ranked by score (best first).
+
+    ``print(trace)`` renders one table per step and a final ranking.
+    """
+    beam_size: int
+    alpha: float
+    length_penalty: str
+    steps: list = dataclasses.field(default_factory=list)
+    finished: list = dataclasses.field(default_factory=list)
+
+    def _formula(self) -> str:
+        return (f"log P / L**{self.alpha:g}" if self.length_penalty == "d2l"
+                else f"log P / ((5 + L) / 6)**{self.alpha:g}")
+
+    def __str__(self) -> str:
+        def table(rows, last_column):
+            texts = [" ".join(str(token) for token in row.tokens) for row in rows]
+            width = max([len("hypothesis")] + [len(text) for text in texts])
+            lines = [f"  {'#':>3}  {'hypothesis':<{width}}  {'L':>3}  {'log P':>9}  {'score':>9}  {last_column}"]
+            for rank, (row, text) in enumerate(zip(rows, texts), 1):
+                lines.append(f"  {rank:>3}  {text:<{width}}  {row.length:>3}  {row.log_prob:>9.4f}  "
+                             f"{row.score:>9.4f}  {row.status}")
+            return lines
+
+        lines = [f"beam search, k={self.beam_size}, score = {self._formula()} ({self.length_penalty}); "
+                 f"candidates ranked by log P"]
+        for step in self.steps:
+            plural = "hypothesis" if step.num_hypotheses == 1 else "hypotheses"
+            lines.append(f"step {step.step}: {step.num_hypotheses} {plural} x V = {step.num_candidates} candidates")
+            lines += table(step.rows, "status")
+        lines.append("finished hypotheses, ranked by score:")
+        lines += table(self.finished, "status")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- beam search
+def _shown(ids, tgt_vocab):
+    """Token ids as Python ints, or as strings when a vocabulary is given (for the trace)."""
+    ids = [int(i) for i in ids]
+    return ids if tgt_vocab is None else tgt_vocab.to_tokens(ids)
+
+
+def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size: int, alpha: float = 0.75,
+                length_penalty: str = "d2l", trace: bool = False, tgt_vocab=None) -> SearchResult:
+    """Keep the ``k = beam_size`` most probable prefixes at every step (d2l's beam search).
+
+    At step ``t`` every prefix :math:`y_{<t}` in the beam is extended by every token
+    :math:`v`, giving ``n·V`` candidates with
+    :math:`\\log P(y_{<t}, v) = \\log P(y_{<t}) + \\log p(v \\mid y_{<t}, x)`. The ``k`` candidates
+    with the highest :math:`\\log P` are selected; those ending in ``<eos>`` are finished
+    and leave the beam (which shrinks), the others stay. At ``t = max_len`` every
+    selected candidate is finished ("cut"). The search stops when the beam is empty,
+    and returns the finished hypothesis with the best normalised score
+    :math:`\\log P(y) / \\operatorname{lp}(L)` (see the module docstring; ``L`` counts
+    ``<eos>``). With ``k = 1`` this is greedy search; with ``k >= V ** max_len`` it
+    keeps every candidate and equals :func:`exhaustive_search`.
+
+    The whole beam goes through the decoder as one batch: one ``decoder.step`` per
+    time step, the surviving hypotheses' states gathered with ``reorder_state``.
+    Ties in :math:`\\log P` go to the lower (parent, token) index, as ``argmax`` does.
+
+    Args:
+        model: an ``EncoderDecoder``.
+        src: ``(S,)`` source token ids (a sentence, ``<eos>`` included, unpadded).
+        max_len: the most tokens generated (``<eos>`` included).
+        beam_size: ``k``, at least 1.
+        alpha: the length-penalty exponent (0: rank by :math:`\\log P` alone).
+        length_penalty: ``"d2l"`` (:math:`L^\\alpha`) or ``"gnmt"`` (:math:`((5 + L)/6)^\\alpha`).
+        trace: also record a :class:`BeamTrace` in ``result.trace``.
+        tgt_vocab: a ``Vocab`` to show the trace's tokens as strings (ids otherwise).
+
+    Returns:
+        A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
+    """
+    _check_count("max_len", max_len)
+    _check_count("beam_size", beam_size)
+    _check_scoring(alpha, length_penalty)
+    vocab_size = model.decoder.vocab_size
+    record = BeamTrace(beam_size, alpha, length_penalty) if trace else None
+    finished = []  # (score, log_prob, tokens with <eos> if produced, attention (L, S) or None, status)
+    with _inference(model):
+        src_batch, valid_len = _source_batch(src)
+        xp = backend.get_array_module(src_batch)
+        state = model.encode(src_batch, valid_len)
+        last = xp.asarray([bos_id])
+        cum = xp.zeros(1)                  # log P of each prefix in the beam, float64 to sum many steps
+        prefixes = backend.numpy.zeros((1, 0), dtype=backend.numpy.int64)  # host: the beam is small
+        attention = None                   # (n, t - 1, S) on the device, for decoders with attention
+        for t in range(1, max_len + 1):
+            log_p, state, weights = _log_probs(model, last, state)
+            total = (cum[:, None] + log_p).ravel()
+            num_rows = min(total.size, 2 * beam_size if trace else beam_size)
+            order = xp.argsort(-total, kind="stable")[:num_rows]
+            order_host = backend.to_numpy(order)
+            values = backend.to_numpy(total[order]).tolist()
+            parents, tokens = order_host // vocab_size, order_host % vocab_size
+            sequences = backend.numpy.concatenate([prefixes[parents], tokens[:, None]], axis=1)
+            selected = min(beam_size, total.size)
+            statuses = ["dropped" if i >= selected else "finished" if tokens[i] == eos_id
+                        else "cut" if t == max_len else "kept" for i in range(num_rows)]
+            if weights is not None:
+                rows = xp.asarray(parents[:selected])
+                step_rows = weights.take(rows, axis=0)[:, None]
+                attention = step_rows if attention is None else xp.concatenate(
+                    [attention.take(rows, axis=0), step_rows], axis=1)
+            for i in range(selected):
+                if statuses[i] != "kept":
+                    rows_i = None if attention is None else backend.to_numpy(attention[i])
+                    finished.append((sequence_score(values[i], t, alpha, length_penalty), values[i],
+                                     sequences[i].tolist(), rows_i, statuses[i]))
+            if record is not None:
+                record.steps.append(TraceStep(t, prefixes.shape[0], total.size, [
+                    TraceRow(_shown(sequences[i], tgt_vocab), values[i],
+                             sequence_score(values[i], t, alpha, length_penalty), statuses[i])
+                    for i in range(num_rows)]))
+            alive = [i for i in range(selected) if statuses[i] == "kept"]
+            if not alive:
+                break
+            keep = xp.asarray(alive)
+            state = reorder_state(state, xp.asarray(parents[alive]))
+            last = xp.asarray(tokens[alive])
+            cum = xp.asarray([values[i] for i in alive])
+            prefixes = sequences[alive]
+            if attention is not None:
+                attention = attention.take(keep, axis=0)
+    # max() keeps the first of equal scores: the earlier finished, the more probable.
+    score, log_prob, sequence, rows, status = max(finished, key=lambda item: item[0])
+    if record is not None:
+        ranked = sorted(finished, key=lambda item: -item[0])
+        record.finished = [TraceRow(_shown(item[2], tgt_vocab), item[1], item[0], item[4]) for item in ranked]
+    output = sequence[:-1] if status == "finished" else sequence
+    return SearchResult(output, score, log_prob, rows, len(sequence), record)
+
+
+# ---------------------------------------------------------- exhaustive search
+def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alpha: float = 0.75,
+                      length_penalty: str = "d2l", max_space: int = 10 ** 6) -> SearchResult:
+    """Score every output up to ``max_len`` tokens and return the best: the exact optimum.
+
+    The outputs are every sequence ending in ``<eos>`` at some step ``L <= max_len``
+    and every sequence of ``max_len`` tokens without ``<eos>`` (cut), each ranked by
+    :math:`\\log P(y) / \\operatorname{lp}(L)` as in :func:`beam_search`; ties go to the
+    shorter output, then to the lower token ids. The prefixes of length ``t`` (those
+    without ``<eos>``, :math:`(V-1)^t` of them) go through the decoder as one batch, so
+    the cost is ``max_len`` decoder steps over at most :math:`V^{max\\_len - 1}` rows.
+
+    Args:
+        model: an ``EncoderDecoder``.
+        src: ``(S,)`` source token ids.
+        max_len, alpha, length_penalty: as in :func:`beam_search`.
+        max_space: refuse (``ValueError``) when :math:`V^{max\\_len}`, the bound on the number
+            of outputs, exceeds it.
+
+    Returns:
+        A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
+    """
+    _check_count("max_len", max_len)
+    _check_count("max_space", max_space)
+    _check_scoring(alpha, length_penalty)
+    vocab_size = model.decoder.vocab_size
+    space = vocab_size ** max_len
+    if space > max_space:
+        raise ValueError(f"max_len: exhaustive search over |V|**max_len = {vocab_size}**{max_len} = {space} "
+                         f"sequences exceeds max_space = {max_space}; lower max_len or raise max_space")
+    best = None  # (score, log_prob, tokens, attention, length)
+    with _inference(model):
+        src_batch, valid_len = _source_batch(src)
+        xp = backend.get_array_module(src_batch)
+        state = model.encode(src_batch, valid_len)
+        last = xp.asarray([bos_id])
+        cum = xp.zeros(1)
+        prefixes = xp.zeros((1, 0), dtype=last.dtype)
+        attention = None
+        is_eos = xp.arange(vocab_size) == eos_id
+        continuing = xp.nonzero(~is_eos)[0]
+        for t in range(1, max_len + 1):
+            log_p, state, weights = _log_probs(model, last, state)
+            total = cum[:, None] + log_p
+            # At the last step every extension is an output; before it, only those ending in <eos>.
+            columns = xp.arange(vocab_size) if t == max_len else xp.nonzero(is_eos)[0]
+            if columns.size:
+                ends = total[:, columns]
+                flat = int(ends.argmax())
+                log_prob = float(ends.ravel()[flat])
+                score = sequence_score(log_prob, t, alpha, length_penalty)
+                if best is None or score > best[0]:
+                    row, column = divmod(flat, int(columns.size))
+                    token = int(columns[column])
+                    tokens = backend.to_numpy(prefixes[row]).tolist() + ([] if token == eos_id else [token])
+                    rows = None
+                    if weights is not None:
+                        step_row = weights[row][None]
+                        rows = backend.to_numpy(step_row if attention is None
+                                                else xp.concatenate([attention[row], step_row]))
+                    best = (score, log_prob, tokens, rows, t)
+            if t == max_len:
+                break
+            parents = xp.repeat(xp.arange(total.shape[0]), continuing.size)
+            last = xp.tile(continuing, total.shape[0])
+            cum = total[:, continuing].ravel()
+            prefixes = xp.concatenate([prefixes[parents], last[:, None]], axis=1)
+            if weights is not None:
+                step_rows = weights[parents][:, None]
+                attention = step_rows if attention is None else xp.concatenate([attention[parents], step_rows], 1)
+            state = reorder_state(state, parents)
+    score, log_prob, tokens, rows, length = best
+    return SearchResult(tokens, score, log_prob, rows, length)
+
+
+SEARCHES = {"greedy": greedy_search, "beam": beam_search, "exhaustive": exhaustive_search}
 
 
 def translate(model, sentence: str, src_vocab, tgt_vocab, max_len: int, method: str = "greedy", **options):
     """Translate one sentence: normalise and tokenise as the training data, search, detokenise.
 
-    The source (with ``<eos>``) is cut to ``max_len`` tokens, as d2l's ``predict_seq2seq`` does.
-    Returns ``(text, result)`` with ``result`` the :class:`SearchResult`.
+    ``method`` is ``"greedy"``, ``"beam"`` or ``"exhaustive"``; ``options`` go to that
+    search (e.g. ``beam_size=3, alpha=0.75, trace=True`` for beam search, whose trace
+    then shows words). The source (with ``<eos>``) is cut to ``max_len`` tokens, as
+    d2l's ``predict_seq2seq`` does. Returns ``(text, result)`` with ``result`` the
+    :class:`SearchResult`.
     """
-    searches = {"greedy": greedy_search}
-    if method not in searches:
-        raise ValueError(f"method: expected one of {tuple(searches)}, got {method!r}")
+    if method not in SEARCHES:
+        raise ValueError(f"method: expected one of {tuple(SEARCHES)}, got {method!r}")
+    if method == "beam":
+        options.setdefault("tgt_vocab", tgt_vocab)
     words = [w for w in preprocess_nmt(sentence).split(" ") if w]
     ids = (src_vocab[words] + [src_vocab["<eos>"]])[:max_len]
     src = backend.numpy.asarray(ids, dtype=backend.numpy.int64)
-    result = searches[method](model, src, bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"],
+    result = SEARCHES[method](model, src, bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"],
                               max_len=max_len, **options)
     return " ".join(tgt_vocab.to_tokens(result.tokens)), result

@@ -104,7 +104,7 @@ def test_bad_training_arguments():
         train_seq2seq(model, batches, tgt_vocab, Adam(model.parameters()), 0, progress=False)
     with pytest.raises(ValueError, match="batches: expected at least one batch per epoch, got none"):
         train_seq2seq(model, [], tgt_vocab, Adam(model.parameters()), 1, progress=False)
-    with pytest.raises(ValueError, match=r"method: expected one of \('greedy',\), got 'sample'"):
+    with pytest.raises(ValueError, match=r"method: expected one of \('greedy', 'beam', 'exhaustive'\), got 'sample'"):
         translate(model, "a", Vocab(["a"]), tgt_vocab, 3, method="sample")
 
 
@@ -117,5 +117,8 @@ def test_d2l_example_runs_and_prints_its_lines(capsys):
     example.main(["--data", str(FRA), "--epochs", "2", "--no-progress"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("loss (d2l metric) ") and ", per-token cross-entropy " in lines[0]
-    assert [line.split(" => ")[0] for line in lines[1:]] == ["go .", "i lost .", "he's calm .", "i'm home ."]
-    assert all(", bleu " in line for line in lines[1:])
+    sources = ["go .", "i lost .", "he's calm .", "i'm home ."]
+    assert [line.split(" => ")[0] for line in lines[1:5]] == sources
+    assert all(", bleu " in line for line in lines[1:5] + lines[6:10])
+    assert lines[5] == "beam search (k=3):" and [line.split(" => ")[0] for line in lines[6:10]] == sources
+    assert lines[10].startswith("mean bleu: greedy ") and ", beam " in lines[10] and len(lines) == 11

@@ -1,0 +1,252 @@
+"""Greedy, beam and exhaustive search on tiny random models, checked against teacher-forced scoring."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import npseq
+from npseq.data import Vocab
+from npseq.decode import (BeamTrace, beam_search, exhaustive_search, greedy_search, sequence_score,
+                          translate)
+from npseq.models import build_seq2seq
+
+BOS, EOS = 1, 2
+SRC = np.array([3, 4, 5, 4, 2])
+
+
+def tiny_model(seed, vocab=5, decoder="bahdanau", cell="gru", num_layers=1, scale=3.0, eos_bias=0.0, eos=EOS):
+    """A random float64 model whose step distributions are peaked (weights scaled up).
+
+    ``eos_bias`` is added to the ``<eos>`` logit, to make outputs end early (> 0) or never (< 0).
+    Dropout is on, so a search that forgot eval mode would not be deterministic.
+    """
+    model = build_seq2seq(6, vocab, decoder=decoder, cell=cell, embed_size=4, num_hiddens=5, num_layers=num_layers,
+                          dropout=0.3, seed=seed, dtype="float64")
+    for p in model.parameters():
+        p.data *= scale
+    model.decoder.dense.b.data[eos] += eos_bias
+    return model
+
+
+def forced(model, sequence, src=SRC):
+    """``log P(sequence)`` and the attention ``(T, S)`` by one teacher-forced forward (eval mode)."""
+    training = model.training
+    model.eval()
+    with npseq.no_grad():
+        logits = model(src[None], np.array([[BOS] + list(sequence[:-1])]))
+    model.train(training)
+    log_p = logits[0] - np.log(np.exp(logits[0]).sum(-1, keepdims=True))
+    weights = model.attention_weights
+    return sum(log_p[t, y] for t, y in enumerate(sequence)), None if weights is None else weights[0]
+
+
+def output_sequence(result):
+    """The generated tokens, ``<eos>`` included when the output ended with it."""
+    return result.tokens + [EOS] * (result.length - len(result.tokens))
+
+
+def penalty(length, alpha, kind):
+    return length ** alpha if kind == "d2l" else ((5 + length) / 6) ** alpha
+
+
+models = st.builds(dict, seed=st.integers(0, 10 ** 6), decoder=st.sampled_from(["plain", "bahdanau", "luong"]),
+                   cell=st.sampled_from(["gru", "lstm", "rnn"]), scale=st.floats(1.0, 4.0),
+                   eos_bias=st.floats(-2.0, 3.0))
+
+
+@settings(max_examples=50, deadline=None)
+@given(config=models, max_len=st.integers(1, 6), num_layers=st.integers(1, 2))
+def test_beam_of_one_is_greedy(config, max_len, num_layers):
+    model = tiny_model(num_layers=num_layers, **config)
+    greedy = greedy_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=max_len)
+    beam = beam_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=max_len, beam_size=1)
+    assert beam.tokens == greedy.tokens and beam.length == greedy.length
+    assert beam.log_prob == pytest.approx(greedy.log_prob, rel=1e-12, abs=1e-12)
+    if greedy.attention is None:
+        assert beam.attention is None
+    else:
+        np.testing.assert_allclose(beam.attention, greedy.attention, rtol=1e-12)
+
+
+def assert_same_optimum(found, best, model, alpha, kind):
+    """Same score; different tokens only for a genuine tie of the model's own scores."""
+    assert found.score == pytest.approx(best.score, rel=1e-9, abs=1e-12)
+    if output_sequence(found) != output_sequence(best):
+        a, b = (sequence_score(forced(model, output_sequence(r))[0], r.length, alpha, kind) for r in (found, best))
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(config=models, vocab=st.integers(5, 6), max_len=st.integers(3, 4), alpha=st.sampled_from([0.0, 0.75, 1.0]),
+       kind=st.sampled_from(["d2l", "gnmt"]))
+def test_wide_beam_finds_the_exhaustive_optimum(config, vocab, max_len, alpha, kind):
+    model = tiny_model(vocab=vocab, **config)
+    options = dict(bos_id=BOS, eos_id=EOS, max_len=max_len, alpha=alpha, length_penalty=kind)
+    best = exhaustive_search(model, SRC, **options)
+    found = beam_search(model, SRC, beam_size=vocab ** max_len, **options)
+    assert_same_optimum(found, best, model, alpha, kind)
+    # A narrow beam never beats the optimum.
+    assert beam_search(model, SRC, beam_size=2, **options).score <= best.score + 1e-12
+
+
+@pytest.mark.parametrize("kind", ["d2l", "gnmt"])
+@pytest.mark.parametrize("decoder", ["plain", "bahdanau", "luong"])
+def test_exhaustive_search_is_the_best_of_all_outputs_scored_one_by_one(decoder, kind):
+    vocab, max_len, alpha = 4, 3, 0.75
+    model = tiny_model(7, vocab=vocab, decoder=decoder, eos_bias=1.0)
+    others = [v for v in range(vocab) if v != EOS]
+    outputs = [list(p) + [EOS] for n in range(max_len) for p in itertools.product(others, repeat=n)]
+    outputs += [list(p) for p in itertools.product(others, repeat=max_len)]
+    scores = [forced(model, y)[0] / penalty(len(y), alpha, kind) for y in outputs]
+    best = exhaustive_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=max_len, alpha=alpha, length_penalty=kind)
+    assert best.score == pytest.approx(max(scores), rel=1e-10)
+    assert output_sequence(best) == outputs[int(np.argmax(scores))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(config=models, beam_size=st.integers(1, 4), alpha=st.floats(0.0, 1.5), kind=st.sampled_from(["d2l", "gnmt"]))
+def test_scores_are_the_stated_formula_over_the_models_own_probabilities(config, beam_size, alpha, kind):
+    model = tiny_model(**config)
+    options = dict(bos_id=BOS, eos_id=EOS, max_len=4)
+    results = [beam_search(model, SRC, beam_size=beam_size, alpha=alpha, length_penalty=kind, **options),
+               exhaustive_search(model, SRC, alpha=alpha, length_penalty=kind, **options)]
+    for result in results:
+        log_prob, weights = forced(model, output_sequence(result))
+        assert result.log_prob == pytest.approx(log_prob, rel=1e-10)
+        # L counts <eos> when produced: the number of decoder steps.
+        assert result.length == len(output_sequence(result))
+        assert result.score == pytest.approx(log_prob / penalty(result.length, alpha, kind), rel=1e-10)
+        assert result.score == pytest.approx(sequence_score(log_prob, result.length, alpha, kind), rel=1e-10)
+        # The attention rows are the decoding steps of exactly these tokens.
+        if weights is None:
+            assert result.attention is None
+        else:
+            assert result.attention.shape == (result.length, SRC.size)
+            np.testing.assert_allclose(result.attention, weights, rtol=1e-9, atol=1e-12)
+    greedy = greedy_search(model, SRC, **options)
+    assert greedy.score == greedy.log_prob == pytest.approx(forced(model, output_sequence(greedy))[0], rel=1e-10)
+
+
+def test_the_trace_prints_a_table_per_step_and_lists_the_kept_hypotheses():
+    vocab = Vocab([list("abc")], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    model = tiny_model(3, vocab=len(vocab), eos_bias=1.5, eos=vocab["<eos>"])
+    k = 2
+    result = beam_search(model, SRC, bos_id=vocab["<bos>"], eos_id=vocab["<eos>"], max_len=4, beam_size=k,
+                         trace=True, tgt_vocab=vocab)
+    trace = result.trace
+    assert isinstance(trace, BeamTrace) and 1 <= len(trace.steps) <= 4
+    for before, after in zip(trace.steps, trace.steps[1:]):
+        kept = [row.tokens for row in before.rows if row.status == "kept"]
+        assert after.num_hypotheses == len(kept) and after.num_candidates == len(kept) * len(vocab)
+        assert {tuple(row.tokens[:-1]) for row in after.rows} <= {tuple(tokens) for tokens in kept}
+    for step in trace.steps:
+        statuses = [row.status for row in step.rows]
+        assert statuses[:k] == [s for s in statuses[:k] if s in ("kept", "finished", "cut")]
+        assert set(statuses[k:]) <= {"dropped"}
+        assert [row.log_prob for row in step.rows] == sorted((row.log_prob for row in step.rows), reverse=True)
+        finished = [row for row in step.rows if row.status == "finished"]
+        assert all(row.tokens[-1] == "<eos>" for row in finished)
+    assert [row.score for row in trace.finished] == sorted((row.score for row in trace.finished), reverse=True)
+    best = trace.finished[0]
+    assert best.score == result.score and best.tokens[:len(result.tokens)] == vocab.to_tokens(result.tokens)
+    text = str(trace)
+    assert "beam search, k=2, score = log P / L**0.75 (d2l)" in text
+    assert "step 1: 1 hypothesis x V = 7 candidates" in text and "finished hypotheses, ranked by score:" in text
+    assert " ".join(best.tokens) in text and "kept" in text and "dropped" in text
+    # Without a vocabulary the trace shows ids.
+    plain = beam_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=4, beam_size=k, trace=True).trace
+    assert all(isinstance(t, int) for step in plain.steps for row in step.rows for t in row.tokens)
+    assert beam_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=4, beam_size=k).trace is None
+
+
+def test_finished_hypotheses_include_those_cut_at_max_len():
+    never = tiny_model(5, eos_bias=-40.0)
+    result = beam_search(never, SRC, bos_id=BOS, eos_id=EOS, max_len=3, beam_size=3, trace=True)
+    assert [row.status for row in result.trace.finished] == ["cut"] * 3
+    assert len(result.tokens) == result.length == 3 and result.attention.shape == (3, SRC.size)
+    assert [row.status for row in result.trace.steps[-1].rows[:3]] == ["cut"] * 3
+    cut = exhaustive_search(never, SRC, bos_id=BOS, eos_id=EOS, max_len=3)
+    assert len(cut.tokens) == cut.length == 3
+    # An output ending in <eos> and one cut short compete in the same ranking.
+    mixed = tiny_model(5, eos_bias=1.0)
+    trace = beam_search(mixed, SRC, bos_id=BOS, eos_id=EOS, max_len=2, beam_size=5, trace=True).trace
+    assert {row.status for row in trace.finished} == {"finished", "cut"}
+    # Certain <eos> at once: the empty output, one step long.
+    now = tiny_model(5, eos_bias=60.0)
+    for search in (beam_search, exhaustive_search):
+        options = dict(beam_size=2) if search is beam_search else {}
+        empty = search(now, SRC, bos_id=BOS, eos_id=EOS, max_len=3, **options)
+        assert empty.tokens == [] and empty.length == 1 and empty.attention.shape == (1, SRC.size)
+
+
+def test_exhaustive_search_refuses_a_large_space_and_the_bound_is_configurable():
+    model = tiny_model(0)
+    with pytest.raises(ValueError, match=r"max_len: exhaustive search over \|V\|\*\*max_len = 5\*\*10 = 9765625 "
+                                         r"sequences exceeds max_space = 1000000"):
+        exhaustive_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=10)
+    with pytest.raises(ValueError, match=r"5\*\*3 = 125 sequences exceeds max_space = 124"):
+        exhaustive_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=3, max_space=124)
+    assert exhaustive_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=3, max_space=125).length <= 3
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam", "exhaustive"])
+@pytest.mark.parametrize("training", [True, False])
+def test_no_cache_is_left_and_the_training_mode_is_restored(search, training):
+    model = tiny_model(1, decoder="luong")  # Luong's step saves a cache of its own
+    model.train(training)
+    options = dict(beam_size=3) if search == "beam" else {}
+    {"greedy": greedy_search, "beam": beam_search, "exhaustive": exhaustive_search}[search](
+        model, SRC, bos_id=BOS, eos_id=EOS, max_len=3, **options)
+    assert all(m.training == training for m in model.modules())
+    assert all(m.num_pending == 0 for m in model.modules())
+
+
+def test_beam_search_runs_one_batched_decoder_step_per_time_step():
+    model = tiny_model(2, eos_bias=-40.0)
+    batch_sizes = []
+    step = model.decoder.step
+
+    def counting_step(tokens, state):
+        batch_sizes.append(tokens.shape[0])
+        return step(tokens, state)
+
+    model.decoder.step = counting_step
+    beam_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=4, beam_size=3)
+    assert batch_sizes == [1, 3, 3, 3]
+    batch_sizes.clear()
+    exhaustive_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=3)
+    assert batch_sizes == [1, 4, 16]  # every prefix without <eos>, (V - 1) ** t of them
+
+
+def test_bad_arguments_are_named():
+    model = tiny_model(0)
+    options = dict(bos_id=BOS, eos_id=EOS, max_len=3)
+    with pytest.raises(ValueError, match="beam_size: expected a positive int, got 0"):
+        beam_search(model, SRC, beam_size=0, **options)
+    with pytest.raises(ValueError, match=r"length_penalty: expected one of \('d2l', 'gnmt'\), got 'wu'"):
+        beam_search(model, SRC, beam_size=2, length_penalty="wu", **options)
+    with pytest.raises(ValueError, match="alpha: expected a finite number, got nan"):
+        exhaustive_search(model, SRC, alpha=float("nan"), **options)
+    with pytest.raises(ValueError, match="max_len: expected a positive int, got 0"):
+        greedy_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=0)
+    with pytest.raises(ValueError, match=r"src: expected a 1-d array \(S,\), got shape \(1, 5\)"):
+        beam_search(model, SRC[None], beam_size=2, **options)
+
+
+def test_translate_offers_every_search():
+    src_vocab = Vocab([["x", "y"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    tgt_vocab = Vocab([["a", "b"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    model = build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=4, num_hiddens=5, num_layers=1, seed=4,
+                          dtype="float64")
+    texts = {}
+    wide = dict(beam_size=len(tgt_vocab) ** 3, trace=True)
+    for method, options in [("greedy", {}), ("beam", wide), ("exhaustive", {})]:
+        text, result = translate(model, "x y", src_vocab, tgt_vocab, 3, method=method, **options)
+        assert text == " ".join(tgt_vocab.to_tokens(result.tokens))
+        texts[method] = (text, result.score)
+    assert texts["beam"][0] == texts["exhaustive"][0]
+    assert texts["beam"][1] == pytest.approx(texts["exhaustive"][1], rel=1e-9)
+    _, traced = translate(model, "x y", src_vocab, tgt_vocab, 3, method="beam", beam_size=2, trace=True)
+    assert all(isinstance(t, str) for row in traced.trace.finished for t in row.tokens)
