@@ -12,8 +12,9 @@ the CPU (NumPy) and on a GPU (CuPy):
 * ``numpy`` is re-exported for host-side work that is not computation on model
   tensors (text processing, file I/O, random number generation on the host).
 
-The backend is chosen by ``set_backend("numpy" | "cupy")`` or, at import time,
-by the ``NPSEQ_BACKEND`` environment variable.
+The backend is chosen by ``set_backend("numpy" | "cupy")`` or by the
+``NPSEQ_BACKEND`` environment variable, which is applied on first use of ``xp``
+(so importing npseq never fails; the first array it creates says why CuPy cannot run).
 """
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ __all__ = [
 
 BACKENDS = ("numpy", "cupy")
 
-xp = numpy
-"""The array module that new arrays are created with (NumPy or CuPy)."""
+_xp = None  # the array module for new arrays; None until first use applies NPSEQ_BACKEND
+_requested = os.environ.get("NPSEQ_BACKEND", "").strip().lower() or "numpy"
 
 default_dtype = numpy.dtype(numpy.float32)
 """The dtype of new parameters: float32 for training; gradient checks ask for float64."""
@@ -65,16 +66,32 @@ def set_backend(name: str):
     :class:`BackendError` (naming the pip extra to install) when CuPy or a GPU is
     missing.
     """
-    global xp
+    global _xp
     if name not in BACKENDS:
         raise ValueError(f"backend: expected one of {BACKENDS}, got {name!r}")
-    xp = numpy if name == "numpy" else _load_cupy()
-    return xp
+    _xp = numpy if name == "numpy" else _load_cupy()
+    return _xp
+
+
+def _current():
+    """The array module for new arrays, applying ``NPSEQ_BACKEND`` on first use."""
+    if _xp is None:
+        try:
+            set_backend(_requested)
+        except (BackendError, ValueError) as exc:
+            raise type(exc)(f"NPSEQ_BACKEND={_requested}: {exc}") from None
+    return _xp
+
+
+def __getattr__(name):
+    if name == "xp":
+        return _current()
+    raise AttributeError(f"module 'npseq.backend' has no attribute {name!r}")
 
 
 def backend_name() -> str:
     """``"numpy"`` or ``"cupy"``: the backend that new arrays are created on."""
-    return "numpy" if xp is numpy else "cupy"
+    return "numpy" if _current() is numpy else "cupy"
 
 
 def get_array_module(*arrays):
@@ -98,6 +115,7 @@ def to_numpy(array):
 
 def asarray(array, dtype=None):
     """``array`` as an array of the current backend (copied to the device if needed)."""
+    xp = _current()
     if xp is numpy:
         return numpy.asarray(to_numpy(array), dtype=dtype)
     return xp.asarray(array, dtype=dtype)
@@ -119,7 +137,3 @@ def scatter_add(target, indices, values) -> None:
     else:
         importlib.import_module("cupyx").scatter_add(target, indices, values)
 
-
-_requested = os.environ.get("NPSEQ_BACKEND", "").strip().lower()
-if _requested:
-    set_backend(_requested)

@@ -142,6 +142,41 @@ def greedy_search(model, src, *, bos_id: int, eos_id: int, max_len: int) -> Sear
     return SearchResult(tokens, log_prob, log_prob, attention, length)
 
 
+def greedy_search_batch(model, src, src_valid_lens, *, bos_id: int, eos_id: int, max_len: int) -> list:
+    """:func:`greedy_search` for a whole padded batch at once (evaluation of test sets).
+
+    Every sentence takes the argmax at each step, exactly as :func:`greedy_search` would
+    alone (padding never reaches the encoder state or the attention); the batch runs
+    until every sentence has produced ``<eos>`` or ``max_len`` tokens: one decoder
+    call per step for the whole batch.
+
+    Args:
+        model: an ``EncoderDecoder``.
+        src: ``(N, S)`` padded source ids; src_valid_lens: ``(N,)``.
+
+    Returns:
+        A list of ``N`` token-id lists (``<eos>`` and what follows dropped).
+    """
+    _check_count("max_len", max_len)
+    with _inference(model):
+        xp = backend.xp
+        src, src_valid_lens = backend.asarray(src), backend.asarray(src_valid_lens)
+        check_ndim("src", src, 2, "(N, S)")
+        state = model.encode(src, src_valid_lens)
+        token = xp.full(src.shape[0], bos_id, dtype=src.dtype)
+        done = xp.zeros(src.shape[0], dtype=bool)
+        steps = []
+        for _ in range(max_len):
+            log_p, state, _ = _log_probs(model, token, state)
+            token = log_p.argmax(axis=-1)
+            steps.append(token)
+            done |= token == eos_id
+            if bool(done.all()):
+                break
+    outputs = backend.to_numpy(xp.stack(steps, axis=1)).tolist()
+    return [row[:row.index(eos_id)] if eos_id in row else row for row in outputs]
+
+
 # ----------------------------------------------------------------- beam trace
 @dataclasses.dataclass
 class TraceRow:

@@ -250,3 +250,18 @@ def test_translate_offers_every_search():
     assert texts["beam"][1] == pytest.approx(texts["exhaustive"][1], rel=1e-9)
     _, traced = translate(model, "x y", src_vocab, tgt_vocab, 3, method="beam", beam_size=2, trace=True)
     assert all(isinstance(t, str) for row in traced.trace.finished for t in row.tokens)
+
+
+def test_batched_greedy_equals_greedy_one_sentence_at_a_time():
+    from npseq.decode import greedy_search_batch
+    model = build_seq2seq(7, 6, embed_size=4, num_hiddens=5, num_layers=2, dropout=0.3, seed=3)
+    for p in model.parameters():
+        p.data *= 3  # peaked, varied distributions
+    rng = np.random.default_rng(0)
+    src = rng.integers(3, 7, size=(5, 4))
+    lens = np.array([4, 1, 3, 2, 4])
+    batched = greedy_search_batch(model, src, lens, bos_id=1, eos_id=2, max_len=6)
+    for row, length, tokens in zip(src, lens, batched):
+        alone = greedy_search(model, row[:length], bos_id=1, eos_id=2, max_len=6)
+        assert tokens == alone.tokens
+    assert model.training and all(m.num_pending == 0 for m in model.modules())
