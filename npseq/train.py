@@ -1,14 +1,18 @@
-"""Training loops: seq2seq with teacher forcing."""
+"""Training loops: seq2seq with teacher forcing; language models with truncated BPTT."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 
 from tqdm.auto import tqdm
 
 from . import backend
-from .nn import MaskedSoftmaxCELoss
+from .functional import log_softmax_forward
+from .grad_mode import no_grad
+from .metrics import perplexity
+from .nn import MaskedSoftmaxCELoss, detach
 from .nn.init import make_rng
 from .optim import clip_grad_norm
 
@@ -116,3 +120,293 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
         if on_epoch_end is not None:
             on_epoch_end(epoch, history)
     return history
+
+
+# ------------------------------------------------------------------ language models
+@dataclasses.dataclass
+class LMHistory:
+    """Per-epoch statistics of :func:`train_lm`.
+
+    ``token_ce``: the epoch's summed token negative log-likelihood (nats) over its token
+    count, measured on each batch before its update (as d2l reports it); ``train_ppl``
+    is :math:`\\exp` of it.
+    ``valid_ppl``: :func:`evaluate_perplexity` on the validation ids after the epoch
+    (empty without them). ``grad_norm``: mean global gradient norm before clipping.
+    ``tokens_per_s``: training tokens per second of the epoch's wall time (validation
+    excluded). ``num_batches``: batches run in the epoch (fewer in an epoch cut short by
+    ``max_seconds``). ``stopped_early``: the time budget ended training.
+    ``step_grad_norms``: with ``record_step_norms``, per epoch the last batch's
+    :math:`\\|\\partial L / \\partial h_t\\|` per layer (``{(layer, 0): (T,) array}``).
+    """
+    train_ppl: list = dataclasses.field(default_factory=list)
+    valid_ppl: list = dataclasses.field(default_factory=list)
+    token_ce: list = dataclasses.field(default_factory=list)
+    grad_norm: list = dataclasses.field(default_factory=list)
+    tokens_per_s: list = dataclasses.field(default_factory=list)
+    wall_s: list = dataclasses.field(default_factory=list)
+    num_batches: list = dataclasses.field(default_factory=list)
+    step_grad_norms: list = dataclasses.field(default_factory=list)
+    stopped_early: bool = False
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _lm_partition(batches, partition):
+    """The partition to train with: the argument, else the iterable's ``partition``; both must agree."""
+    from .data.lm import PARTITIONS
+    declared = getattr(batches, "partition", None)
+    if partition is None:
+        partition = declared
+        if partition is None:
+            raise ValueError(f"partition: expected one of {PARTITIONS} (batches has no .partition to "
+                             f"read it from), got None")
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition: expected one of {PARTITIONS}, got {partition!r}")
+    if declared is not None and declared != partition:
+        raise ValueError(f"partition: expected the batches' own partition {declared!r}, got {partition!r}")
+    return partition
+
+
+def train_lm_step(model, loss_fn, optimizer, X, Y, state, clip: float | None):
+    """One truncated-BPTT update on a batch ``X``, ``Y`` ``(N, T)`` from the initial ``state``.
+
+    Forward from ``state`` (``None``: zeros), mean per-token cross-entropy, backward
+    (which stops at ``state``: the gradient with respect to it is dropped), clipping
+    to the global norm ``clip``, optimizer step. Returns ``(detached final state,
+    nll_sum, num_tokens, grad_norm)`` with Python numbers.
+    """
+    xp = backend.get_array_module(X)
+    model.zero_grad()
+    logits, final = model(X, state)
+    loss_fn(logits, Y, xp.full((X.shape[0],), X.shape[1], dtype=xp.int64))
+    model.backward(loss_fn.backward())
+    grad_norm = clip_grad_norm(optimizer.params, clip if clip else math.inf)
+    optimizer.step()
+    return detach(final), float(loss_fn.nll_sum), loss_fn.num_tokens, grad_norm
+
+
+def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: float | None = 1.0, valid_ids=None,
+             eval_num_steps=None, eval_batch_size=None, max_seconds=None, record_step_norms: bool = False,
+             progress: bool = True, on_epoch_end=None) -> LMHistory:
+    """Train a language model (:class:`~npseq.models.lm.RNNLM`) with truncated backpropagation through time.
+
+    For every batch ``(X, Y)`` ``(N, T)`` (``Y`` is ``X`` shifted by one token) the
+    loss is the mean per-token cross-entropy
+
+    .. math:: \\ell = -\\frac{1}{NT} \\sum_{n,t} \\log \\operatorname{softmax}(z_{nt})_{Y_{nt}},
+        \\qquad (z, s_T) = \\text{model}(X, s_0)
+
+    then gradients are clipped to a global norm of ``clip`` (``None``: no clipping)
+    and the optimizer steps. The initial state :math:`s_0` depends on ``partition``:
+
+    * ``"random"``: zeros for every batch (the batches are unrelated subsequences);
+    * ``"sequential"``: zeros for an epoch's first batch, then the final state of the
+      previous batch, detached (:func:`~npseq.nn.detach`): row ``i`` of a batch
+      continues row ``i`` of the previous one, so the model sees an unbroken context,
+      while backpropagation stops at the batch boundary (truncated BPTT over ``T``
+      steps).
+
+    ``partition`` defaults to ``batches.partition`` (a
+    :class:`~npseq.data.SeqDataLoader` has one); giving both requires them to agree.
+
+    Args:
+        model: an ``RNNLM`` (``forward(X, state) -> (logits, state)``, ``backward(dlogits)``).
+        batches: an iterable of ``(X, Y)`` re-iterated every epoch.
+        optimizer: an ``npseq.optim`` optimizer over ``model.parameters()``.
+        num_epochs: a positive int, or ``None`` to run until ``max_seconds``.
+        valid_ids: 1-d validation ids: after each epoch, :func:`evaluate_perplexity` with
+            ``eval_num_steps`` and ``eval_batch_size`` (defaults: the first batch's ``T``, ``N``).
+        max_seconds: a time budget: checked after every batch, training stops once
+            the elapsed wall time (validation included) reaches it; the cut epoch is
+            recorded (with its validation) and ``stopped_early`` is set.
+        record_step_norms: keep the last batch's per-step gradient norms of each epoch.
+        on_epoch_end: optional ``callback(epoch, history)``.
+
+    Returns:
+        An :class:`LMHistory`.
+    """
+    if num_epochs is None:
+        if max_seconds is None:
+            raise ValueError("num_epochs: expected a positive int (or None with max_seconds), got None "
+                             "without max_seconds")
+    elif isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
+        raise ValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
+    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
+        raise ValueError(f"max_seconds: expected a number of seconds > 0 or None, got {max_seconds!r}")
+    partition = _lm_partition(batches, partition)
+    loss_fn = MaskedSoftmaxCELoss("mean")
+    history = LMHistory()
+    rnn = getattr(model, "rnn", None)
+    if record_step_norms and rnn is not None:
+        recording_before, rnn.record_step_norms = rnn.record_step_norms, True
+    start_all = time.perf_counter()
+    epochs = itertools.count() if num_epochs is None else range(num_epochs)
+    bar = tqdm(epochs, total=num_epochs, desc="train", unit="epoch", disable=not progress)
+    for epoch in bar:
+        model.train()
+        start = time.perf_counter()
+        nll_sum = norm_sum = 0.0
+        num_tokens = num_batches = 0
+        state = None
+        shape = None
+        for X, Y in batches:
+            X, Y = backend.asarray(X), backend.asarray(Y)
+            if shape is None:
+                shape = X.shape
+            if partition == "random":
+                state = None
+            elif X.shape[0] != shape[0]:
+                raise ValueError(f"batches: sequential partitioning carries the state, so every batch needs "
+                                 f"{shape[0]} rows (the first batch's), got {X.shape[0]}")
+            state, nll, tokens, norm = train_lm_step(model, loss_fn, optimizer, X, Y, state, clip)
+            nll_sum, norm_sum = nll_sum + nll, norm_sum + norm
+            num_tokens, num_batches = num_tokens + tokens, num_batches + 1
+            if max_seconds is not None and time.perf_counter() - start_all >= max_seconds:
+                history.stopped_early = True
+                break
+        if num_batches == 0:
+            raise ValueError("batches: expected at least one batch per epoch, got none")
+        wall = time.perf_counter() - start
+        history.token_ce.append(nll_sum / num_tokens)
+        history.train_ppl.append(perplexity(nll_sum, num_tokens))
+        history.grad_norm.append(norm_sum / num_batches)
+        history.tokens_per_s.append(num_tokens / wall if wall > 0 else math.inf)
+        history.wall_s.append(wall)
+        history.num_batches.append(num_batches)
+        if record_step_norms and rnn is not None:
+            history.step_grad_norms.append(dict(rnn.step_grad_norms))
+        postfix = dict(ppl=f"{history.train_ppl[-1]:.2f}", tok_s=f"{history.tokens_per_s[-1]:.0f}")
+        if valid_ids is not None:
+            history.valid_ppl.append(evaluate_perplexity(model, valid_ids, eval_num_steps or shape[1],
+                                                         eval_batch_size or shape[0]))
+            postfix["valid_ppl"] = f"{history.valid_ppl[-1]:.2f}"
+        bar.set_postfix(**postfix)
+        if on_epoch_end is not None:
+            on_epoch_end(epoch, history)
+        if history.stopped_early or (max_seconds is not None and time.perf_counter() - start_all >= max_seconds):
+            history.stopped_early = True
+            break
+    bar.close()
+    if record_step_norms and rnn is not None:
+        rnn.record_step_norms = recording_before
+    return history
+
+
+def evaluate_perplexity(model, corpus_ids, num_steps: int, batch_size: int) -> float:
+    """Perplexity of a language model on held-out ids, reading them as one stream.
+
+    The ``M`` ids are laid out as ``batch_size`` rows of :math:`L = \\lfloor (M-1)/N \\rfloor`
+    consecutive tokens (row :math:`i` starts at :math:`iL`; the last :math:`(M-1) - NL`
+    tokens are left out), and the rows are read ``num_steps`` columns at a time (the
+    last chunk may be shorter), the state carried from chunk to chunk, in eval mode
+    and under ``no_grad``. Every token but each row's first is predicted:
+
+    .. math:: \\text{PPL} = \\exp\\Big(-\\frac{1}{NL} \\sum_{i,j} \\log p(x_{iL+j+1} \\mid x_{iL} \\dots x_{iL+j})\\Big)
+
+    ``batch_size=1`` scores the whole stream in one row. The model's mode is restored.
+
+    Args:
+        model: ``forward(X (N, T), state) -> (logits (N, T, V), state)``.
+        corpus_ids: 1-d integer ids (host or device).
+        num_steps, batch_size: chunk length and number of rows (positive ints).
+
+    Returns:
+        The perplexity (a Python float).
+    """
+    for name, value in (("num_steps", num_steps), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected a positive int, got {value!r}")
+    ids = backend.asarray(corpus_ids)
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
+        raise ValueError(f"corpus_ids: expected a 1-d integer array, got shape {tuple(ids.shape)}, dtype {ids.dtype}")
+    row_len = (ids.shape[0] - 1) // batch_size
+    if row_len < 1:
+        raise ValueError(f"batch_size: expected at most len(corpus_ids) - 1 = {ids.shape[0] - 1} rows, "
+                         f"got {batch_size}")
+    xp = backend.get_array_module(ids)
+    Xs = ids[:batch_size * row_len].reshape(batch_size, row_len)
+    Ys = ids[1:batch_size * row_len + 1].reshape(batch_size, row_len)
+    training = model.training
+    model.eval()
+    nll_sum, state = 0.0, None
+    try:
+        with no_grad():
+            for j in range(0, row_len, num_steps):
+                logits, state = model(Xs[:, j:j + num_steps], state)
+                log_p, _ = log_softmax_forward(logits)
+                nll_sum -= float(xp.take_along_axis(log_p, Ys[:, j:j + num_steps, None], axis=-1).sum())
+    finally:
+        model.train(training)
+    return perplexity(nll_sum, batch_size * row_len)
+
+
+def _prefix_tokens(prefix):
+    if isinstance(prefix, str):
+        return list(prefix), ""
+    if isinstance(prefix, (list, tuple)) and all(isinstance(token, str) for token in prefix):
+        return list(prefix), " "
+    raise TypeError(f"prefix: expected a str (characters) or a list of str tokens, got {type(prefix).__name__}")
+
+
+def predict(model, prefix, num_preds: int, vocab, *, temperature=None, rng=None) -> str:
+    """Continue ``prefix`` by ``num_preds`` tokens (d2l's ``predict_ch8``, with sampling).
+
+    Warm-up: the prefix ids :math:`x_1 \\dots x_P` go through the model from a zero
+    state in one call, giving the state :math:`s_P` and the logits :math:`z_P` for the
+    next token. Then, for :math:`j = 1 \\dots` ``num_preds``, the next token is
+
+    * ``temperature=None``: greedy, :math:`x_{P+j} = \\arg\\max_v z_{v}`;
+    * ``temperature=\\tau > 0``: sampled, :math:`x_{P+j} \\sim \\operatorname{softmax}(z / \\tau)`,
+      drawn by inverting the cumulative distribution at ``rng.random()`` (so the same
+      ``rng`` seed gives the same text; :math:`\\tau \\to 0` approaches greedy,
+      :math:`\\tau = 1` samples the model's own distribution);
+
+    and it is fed back as a batch of one to get :math:`s_{P+j}`, :math:`z`. Runs in eval
+    mode under ``no_grad`` (the mode is restored).
+
+    Args:
+        prefix: a str (each character a token, joined back without separator) or a
+            non-empty list of str tokens (joined back with spaces). Unknown tokens map to ``<unk>``.
+        num_preds: tokens to generate (>= 0).
+        vocab: the :class:`~npseq.data.Vocab` of the training corpus.
+        temperature: ``None`` or a float > 0.
+        rng: a ``numpy.random.Generator`` or int seed; required when sampling.
+
+    Returns:
+        The prefix as given followed by the generated tokens, as text.
+    """
+    tokens, joiner = _prefix_tokens(prefix)
+    if not tokens:
+        raise ValueError("prefix: expected at least one token to start from, got none")
+    if isinstance(num_preds, bool) or not isinstance(num_preds, int) or num_preds < 0:
+        raise ValueError(f"num_preds: expected an int >= 0, got {num_preds!r}")
+    if temperature is not None:
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
+            raise ValueError(f"temperature: expected None (greedy) or a number > 0, got {temperature!r}")
+        if rng is None:
+            raise ValueError("rng: expected a numpy.random.Generator or an int seed when sampling "
+                             "(temperature is set), got None")
+        rng = make_rng(rng)
+    np = backend.numpy
+    xp = backend.xp
+    ids = list(vocab[tokens])
+    training = model.training
+    model.eval()
+    try:
+        with no_grad():
+            logits, state = model(xp.asarray([ids], dtype=xp.int64), None)
+            for j in range(num_preds):
+                z = backend.to_numpy(logits[0, -1]).astype(np.float64)
+                if temperature is None:
+                    token = int(z.argmax())
+                else:
+                    p = np.exp((z - z.max()) / temperature)
+                    cdf = np.cumsum(p / p.sum())
+                    token = min(int(np.searchsorted(cdf, rng.random(), side="right")), len(cdf) - 1)
+                ids.append(token)
+                if j + 1 < num_preds:
+                    logits, state = model(xp.asarray([[token]], dtype=xp.int64), state)
+    finally:
+        model.train(training)
+    return joiner.join(tokens + vocab.to_tokens(ids[len(tokens):]))
