@@ -7,9 +7,9 @@ from .batching import BatchIterator
 from .lm import (CHAR_ALPHABET, SeqDataLoader, load_corpus, load_data_lm, num_lm_batches, preprocess_lm, pydoc_text,
                  seq_data_iter_random, seq_data_iter_sequential, split_corpus, tokenize_lm)
 from .nmt import NMT_RESERVED_TOKENS, build_array_nmt, load_data_nmt, load_parallel_corpus, truncate_pad
-from .tasks import (DATE_FORMATS, DATE_RANGE, SPACE, TASKS, TaskData, dates_pairs, detokenize_french,
+from .tasks import (DATE_FORMATS, DATE_RANGE, SPACE, TASKS, TaskData, TaskText, dates_pairs, detokenize_french,
                     english_number, format_date, french_number, load_task, numbers_pairs, reverse_pairs,
-                    tokenize_french)
+                    task_text, tokenize_french)
 from .text import preprocess_nmt, tokenize_nmt
 from .vocab import UNK, Vocab
 
@@ -17,6 +17,6 @@ __all__ = ["BatchIterator", "NMT_RESERVED_TOKENS", "UNK", "Vocab", "build_array_
            "load_parallel_corpus", "preprocess_nmt", "tokenize_nmt", "truncate_pad"]
 __all__ += ["CHAR_ALPHABET", "SeqDataLoader", "load_corpus", "load_data_lm", "num_lm_batches", "preprocess_lm",
             "pydoc_text", "seq_data_iter_random", "seq_data_iter_sequential", "split_corpus", "tokenize_lm"]
-__all__ += ["DATE_FORMATS", "DATE_RANGE", "SPACE", "TASKS", "TaskData", "dates_pairs", "detokenize_french",
+__all__ += ["DATE_FORMATS", "DATE_RANGE", "SPACE", "TASKS", "TaskData", "TaskText", "dates_pairs", "detokenize_french",
             "english_number", "format_date", "french_number", "load_task", "numbers_pairs", "reverse_pairs",
-            "tokenize_french"]
+            "task_text", "tokenize_french"]

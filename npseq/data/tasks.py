@@ -27,6 +27,7 @@ import dataclasses
 import datetime
 import math
 import warnings
+from typing import Callable, NamedTuple
 
 from .. import backend
 from ._args import check_int
@@ -438,6 +439,21 @@ _TASKS = {
 }
 TASKS = tuple(_TASKS)
 """The names :func:`load_task` accepts."""
+
+
+class TaskText(NamedTuple):
+    """How a task's text becomes tokens and back, without generating its data."""
+    tokenize_source: Callable    # text -> source tokens
+    detokenize_source: Callable  # source tokens -> text
+    detokenize_target: Callable  # target tokens -> text
+
+
+def task_text(name: str) -> TaskText:
+    """The tokenisers of built-in task ``name`` (what ``npseq translate`` needs for a task's checkpoint)."""
+    if name not in _TASKS:
+        raise ValueError(f"name: expected one of {TASKS}, got {name!r}")
+    task = _TASKS[name]
+    return TaskText(task.tokenize_source, task.detokenize_source, task.detokenize_target)
 
 _SPLITS = ("train", "valid", "test")
 

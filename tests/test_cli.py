@@ -1,0 +1,160 @@
+"""The npseq command, driven as a user drives it: a subprocess on small settings."""
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+SMALL = ["--embed-size", "8", "--num-hiddens", "16", "--num-layers", "1", "--lr", "0.01", "--no-progress"]
+
+
+def npseq(*args, stdin=None, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", "npseq", *map(str, args)], input=stdin, capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=300)
+
+
+def params(path):
+    with np.load(path) as archive:
+        return {k: archive[k] for k in archive.files if k.startswith("param/")}
+
+
+def test_help_and_version():
+    assert "demo" in npseq("--help").stdout and "gradcheck" in npseq("--help").stdout
+    assert npseq("--version").stdout.startswith("npseq ")
+
+
+def test_demo_trains_reports_and_draws(tmp_path):
+    result = npseq("demo", "--task", "reverse", "--epochs", "1", "--num-examples", "300", "--no-progress",
+                   "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "test: BLEU " in out and "exact match" in out
+    assert out.count("  =>  ") == 5  # five sample translations, greedy | beam
+    for name in ("attention.png", "loss.png"):
+        png = tmp_path / "out" / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and str(png) in out
+
+
+def test_train_save_translate_and_resume_exactly(tmp_path):
+    straight, resumed = tmp_path / "straight.npz", tmp_path / "resumed.npz"
+    common = ["--task", "reverse", "--num-examples", "300", *SMALL]
+    assert npseq("train", *common, "--epochs", "3", "--save", straight).returncode == 0
+    assert npseq("train", *common, "--epochs", "2", "--save", resumed).returncode == 0
+    result = npseq("train", *common, "--epochs", "3", "--resume", resumed, "--save", resumed)
+    assert result.returncode == 0 and "resuming" in result.stdout
+    a, b = params(straight), params(resumed)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+    result = npseq("translate", straight, "a b c", "j i", "--attention-png", tmp_path / "attn.png")
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if " => " in line]
+    assert [line.split(" => ")[0] for line in lines] == ["a b c", "j i"]
+    assert (tmp_path / "attn-1.png").exists() and (tmp_path / "attn-2.png").exists()
+    piped = npseq("translate", straight, "--beam", "3", stdin="a b c\n\nd e\n")
+    assert piped.returncode == 0 and piped.stdout.count(" => ") == 2
+
+
+def test_ctrl_c_during_training_keeps_a_checkpoint(tmp_path):
+    checkpoint = tmp_path / "run.npz"
+    process = subprocess.Popen([sys.executable, "-m", "npseq", "train", "--task", "reverse", "--num-examples",
+                                "2000", *SMALL, "--epochs", "500", "--save", str(checkpoint)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not checkpoint.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    assert checkpoint.exists(), "no epoch finished in time"
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted: the checkpoint of epoch" in err and "Traceback" not in err
+    assert npseq("translate", checkpoint, "a b").returncode == 0
+
+
+@pytest.mark.parametrize("args, stdin, message", [
+    (["train", "--data", "no/such/file.txt"], None, "npseq train: argument --data: no such file: no/such/file.txt"),
+    (["train", "--task", "reverse", "--lr", "-1"], None, "argument --lr: expected a positive float, got '-1'"),
+    (["train", "--task", "reverse", "--dropout", "1.5"], None, "argument --dropout: expected a probability"),
+    (["train", "--task", "chess"], None, "argument --task: invalid choice: 'chess'"),
+    (["train"], None, "npseq train: give exactly one of --task NAME or --data PATH"),
+    (["demo", "--epochs", "0"], None, "argument --epochs: expected a positive int, got '0'"),
+    (["translate", "README.md", "hello"], None, "not an npseq checkpoint"),
+    (["gradcheck", "--only", "no_such_check"], None, "npseq gradcheck: names: expected registered checks"),
+])
+def test_user_errors_are_one_line_with_exit_code_2(args, stdin, message):
+    root = pathlib.Path(__file__).resolve().parents[1]
+    result = npseq(*args, stdin=stdin, cwd=root)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_checkpoint_and_input_mismatches(tmp_path):
+    checkpoint = tmp_path / "reverse.npz"
+    assert npseq("train", "--task", "reverse", "--num-examples", "300", *SMALL, "--epochs", "1", "--save",
+                 checkpoint).returncode == 0
+    other = npseq("train", "--task", "numbers", "--num-examples", "300", *SMALL, "--epochs", "2", "--resume",
+                  checkpoint)
+    assert other.returncode == 2 and "was trained on reverse, not on numbers" in other.stderr
+    vocab = npseq("train", "--task", "reverse", "--num-examples", "200", *SMALL, "--epochs", "2", "--resume",
+                  checkpoint)
+    assert vocab.returncode == 2 and "vocabularies" in vocab.stderr
+    done = npseq("train", "--task", "reverse", "--num-examples", "300", *SMALL, "--epochs", "1", "--resume",
+                 checkpoint)
+    assert done.returncode == 2 and "already has 1 epochs" in done.stderr
+    empty = npseq("translate", checkpoint, stdin="\n  \n")
+    assert empty.returncode == 2 and "no sentence to translate" in empty.stderr
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(checkpoint.read_bytes()[:200])
+    broken = npseq("translate", truncated, "a b")
+    assert broken.returncode == 2 and str(truncated) in broken.stderr
+
+
+def test_gradcheck_runs_registered_checks_and_prints_tables():
+    result = npseq("gradcheck", "--only", "affine", "gru (reset_after=True)")
+    assert result.returncode == 0, result.stdout
+    assert "== affine" in result.stdout and "max rel error" in result.stdout
+    assert "all 2 gradient checks passed" in result.stdout
+
+
+def test_gradcheck_exit_code_1_on_a_failing_check():
+    code = ("import sys\n"
+            "import npseq.checks as checks\n"
+            "from npseq.cli import main\n"
+            "orig = checks.REGISTRY['affine']\n"
+            "def broken(rng):\n"
+            "    report = orig(rng)\n"
+            "    report.rows[0].ok = False\n"
+            "    return report\n"
+            "checks.REGISTRY['affine'] = broken\n"
+            "sys.exit(main(['gradcheck', '--only', 'affine']))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "1 of 1 gradient checks FAILED: affine" in result.stdout
+
+
+def test_lm_trains_and_samples(tmp_path):
+    text = tmp_path / "tiny.txt"
+    text.write_text("the cat sat on the mat. " * 200, encoding="utf-8")
+    result = npseq("lm", "--data", text, "--seconds", "2", "--num-hiddens", "16", "--num-steps", "10",
+                   "--no-progress", "--samples", "1")
+    assert result.returncode == 0, result.stderr
+    assert "validation perplexity" in result.stdout and "sample: 'the " in result.stdout
+
+
+def test_cupy_backend_without_a_gpu_says_why_in_one_line():
+    pytest.importorskip("numpy")
+    env = dict(os.environ, NPSEQ_BACKEND="cupy")
+    result = npseq("demo", "--epochs", "1", "--num-examples", "100", "--no-progress", env=env)
+    try:
+        import cupy  # noqa: F401
+        has_gpu = cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        has_gpu = False
+    if has_gpu:
+        pytest.skip("a GPU is visible here: the cupy backend can run")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("npseq demo: NPSEQ_BACKEND=cupy: backend 'cupy' needs")
