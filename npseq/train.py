@@ -66,7 +66,8 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
 
 
 def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss_fn=None, clip: float | None = 1.0,
-                  sampling_ratio: float = 0.0, seed=0, progress: bool = True, on_epoch_end=None) -> History:
+                  sampling_ratio: float = 0.0, seed=0, rng=None, progress: bool = True,
+                  on_epoch_end=None) -> History:
     """Train an :class:`~npseq.models.EncoderDecoder` with teacher forcing.
 
     Each batch ``(X, X_valid_len, Y, Y_valid_len)`` feeds the decoder ``<bos>``
@@ -84,6 +85,11 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
         optimizer: an ``npseq.optim`` optimizer over ``model.parameters()``.
         num_epochs: number of passes over ``batches``.
         loss_fn: default ``MaskedSoftmaxCELoss("mean")`` (per valid token).
+        seed: seeds the scheduled-sampling generator when ``rng`` is None.
+        rng: the scheduled-sampling generator (default: ``make_rng(seed)``, a new one each
+            call). Pass the same Generator to successive calls, and save its
+            ``bit_generator.state`` with a checkpoint, to resume a ``sampling_ratio > 0``
+            run bit-exactly.
         on_epoch_end: optional ``callback(epoch, history)``.
 
     Returns:
@@ -92,7 +98,7 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
     if not isinstance(num_epochs, int) or num_epochs < 1:
         raise ValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
     loss_fn = loss_fn or MaskedSoftmaxCELoss("mean")
-    rng = make_rng(seed)
+    rng = make_rng(seed if rng is None else rng)
     bos_id = tgt_vocab["<bos>"]
     history = History()
     model.train()

@@ -122,3 +122,20 @@ def test_d2l_example_runs_and_prints_its_lines(capsys):
     assert all(", bleu " in line for line in lines[1:5] + lines[6:10])
     assert lines[5] == "beam search (k=3):" and [line.split(" => ")[0] for line in lines[6:10]] == sources
     assert lines[10].startswith("mean bleu: greedy ") and ", beam " in lines[10] and len(lines) == 11
+
+
+def test_a_shared_sampling_generator_makes_split_runs_equal_one_run():
+    runs = []
+    for split in (False, True):
+        model, batches, _, tgt_vocab = setup(seed=4)
+        optimizer = Adam(model.parameters(), lr=0.01)
+        rng = np.random.default_rng(9)
+        options = dict(sampling_ratio=0.5, rng=rng, progress=False)
+        if split:
+            train_seq2seq(model, batches, tgt_vocab, optimizer, 1, **options)
+            train_seq2seq(model, batches, tgt_vocab, optimizer, 1, **options)
+        else:
+            train_seq2seq(model, batches, tgt_vocab, optimizer, 2, **options)
+        runs.append([p.data.copy() for p in model.parameters()])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
