@@ -449,7 +449,11 @@ def _user_errors():
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "translate" and not any(word.startswith("-") for word in extra):
+        args.sentences += extra  # sentences after the options: argparse leaves them over
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return 0

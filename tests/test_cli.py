@@ -56,6 +56,8 @@ def test_train_save_translate_and_resume_exactly(tmp_path):
     assert (tmp_path / "attn-1.png").exists() and (tmp_path / "attn-2.png").exists()
     piped = npseq("translate", straight, "--beam", "3", stdin="a b c\n\nd e\n")
     assert piped.returncode == 0 and piped.stdout.count(" => ") == 2
+    after_options = npseq("translate", straight, "--beam", "2", "a b c", "d e")
+    assert after_options.returncode == 0 and after_options.stdout.count(" => ") == 2
 
 
 def test_ctrl_c_during_training_keeps_a_checkpoint(tmp_path):
