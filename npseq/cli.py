@@ -1,4 +1,4 @@
-"""The ``npseq`` command: demo, train, translate, lm, gradcheck.
+"""The ``npseq`` command: demo, train, translate, lm, gradcheck, grade.
 
 User errors (a missing file, a bad option value, a checkpoint that does not fit,
 an empty input) end with exit code 2 and one line saying what to fix; a failed
@@ -436,6 +436,9 @@ def build_parser() -> argparse.ArgumentParser:
     gradcheck.add_argument("--only", nargs="+", metavar="NAME", help="run only these registered checks")
     gradcheck.add_argument("--seed", type=int, default=0)
     gradcheck.set_defaults(run=cmd_gradcheck)
+    # "grade" is listed here for --help; main() hands its arguments to npseq.grade, which parses its own.
+    commands.add_parser("grade", add_help=False, help="grade a learner's backward exercises: npseq grade FILE "
+                                                      "[--only NAME] (see npseq grade --help)")
     return parser
 
 
@@ -448,6 +451,10 @@ def _user_errors():
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["grade"]:
+        from .grade import main as grade_main
+        return grade_main(argv[1:])
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "translate" and not any(word.startswith("-") for word in extra):

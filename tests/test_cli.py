@@ -160,3 +160,14 @@ def test_cupy_backend_without_a_gpu_says_why_in_one_line():
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("npseq demo: NPSEQ_BACKEND=cupy: backend 'cupy' needs")
+
+
+def test_grade_subcommand_scores_the_skeleton_zero_and_the_engine_full(tmp_path):
+    root = pathlib.Path(__file__).resolve().parents[1]
+    skeleton = npseq("grade", root / "tutorials" / "exercises" / "backprop_exercises.py")
+    assert skeleton.returncode == 1 and "= 0.0%" in skeleton.stdout
+    engine = tmp_path / "engine.py"
+    engine.write_text("from npseq.functional import rnn_step_backward, lstm_step_backward, gru_step_backward, "
+                      "masked_softmax_backward, additive_attention_backward\n")
+    graded = npseq("grade", engine)
+    assert graded.returncode == 0 and "100.0%" in graded.stdout

@@ -1,0 +1,246 @@
+"""The course grader: it scores skeletons 0, npseq's own backward 100, and pinpoints a planted bug."""
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from npseq import functional as F
+from npseq.grade import EXERCISES, NAMES, SubmissionError, grade_file, main
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SKELETON = ROOT / "tutorials" / "exercises" / "backprop_exercises.py"
+
+ENGINE = """\
+from npseq.functional import (rnn_step_backward, lstm_step_backward, gru_step_backward,
+                              masked_softmax_backward, additive_attention_backward)
+"""
+
+PLANTED = ENGINE + """
+from npseq import functional as F
+
+
+def gru_step_backward(dnext_h, cache):
+    dx, dprev_h, dWx, dWh, dbx, dbh = F.gru_step_backward(dnext_h, cache)
+    dWh[1, 2] = -dWh[1, 2]  # the planted bug: one element of dWh has the wrong sign
+    return dx, dprev_h, dWx, dWh, dbx, dbh
+"""
+
+
+def write(tmp_path, text, name="learner.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_the_shipped_skeleton_scores_zero_and_says_not_implemented(capsys):
+    report = grade_file(SKELETON)
+    assert [f.name for f in report.functions] == list(NAMES)
+    assert all(f.status == "not implemented" and f.points == 0 for f in report.functions)
+    assert report.score == 0 and not report.ok and report.missing == []
+    assert main([str(SKELETON)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("not implemented, 0 points") == len(NAMES)
+    assert "NotImplementedError" in out and "backprop_exercises.py, line" in out
+    assert out.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
+
+
+def test_npseq_own_functions_score_100(tmp_path, capsys):
+    path = write(tmp_path, ENGINE)
+    report = grade_file(path)
+    assert report.ok and report.score == 100.0, report
+    for function in report.functions:
+        assert function.correct == function.total == len(EXERCISES[NAMES.index(function.name)].cases) * \
+            len(EXERCISES[NAMES.index(function.name)].grads)
+        assert all(row.fd_error < 1e-8 and row.engine_diff == 0 for row in function.rows), function.section()
+        assert "npseq's own" in function.note  # an instructor sees that nothing was written by hand
+    assert main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "score: 5.00 / 5 points = 100.0%  -- all correct" in out
+    for label in ("reset_after=False", "reset_after=True", "valid_lens=[4, 1, 0] (a zero-length row)",
+                  "valid_lens per query (N, Q) with a 0, dweights given"):
+        assert label in out
+
+
+def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
+    path = write(tmp_path, PLANTED)
+    report = grade_file(path)
+    gru = report["gru_step_backward"]
+    assert gru.status == "incorrect"
+    wrong = [row for row in gru.rows if not row.ok]
+    assert [(row.case.split(",")[0], row.tensor) for row in wrong] == [("reset_after=False", "dWh"),
+                                                                      ("reset_after=True", "dWh")]
+    assert all("worst at [1, 2]" in row.problem and row.fd_error > 0.5 for row in wrong)
+    assert gru.points == pytest.approx(10 / 12)
+    assert all(f.status == "correct" for f in report.functions if f.name != "gru_step_backward")
+    assert 0 < report.score < 100 and report.score == pytest.approx(100 * (4 + 10 / 12) / 5)
+
+    assert main([str(path)]) == 1
+    out = capsys.readouterr().out
+    section = out.split("== gru_step_backward")[1].split("\n\n")[0]
+    fail_lines = [line for line in section.splitlines() if "FAIL" in line]
+    assert len(fail_lines) == 2 and all(" dWh " in line and "[1, 2]" in line for line in fail_lines)
+    assert "10/12 tensors correct, 0.83 points" in section
+    assert "score: 4.83 / 5 points = 96.7%" in out
+
+
+def test_learner_mistakes_are_reported_per_case_and_never_crash_the_grader(tmp_path):
+    path = write(tmp_path, """\
+        import numpy as np
+        from npseq import functional as F
+
+        def rnn_step_backward(dnext_h, cache):
+            da = dnext_h * (1 - cache.next_h ** 2)
+            return da @ cache.Wx, da @ cache.Wh.T, cache.x.T @ da, cache.prev_h.T @ da, da.sum(axis=0)
+
+        def lstm_step_backward(dnext_h, dnext_c, cache):
+            dx, dprev_h, dprev_c, dWx, dWh, db = F.lstm_step_backward(dnext_h, dnext_c, cache)
+            return dx, dprev_h, dprev_c, dWx.T, None, db
+
+        def gru_step_backward(dnext_h, cache):
+            if cache.reset_after:
+                raise NotImplementedError("later")
+            return F.gru_step_backward(dnext_h, cache)
+
+        masked_softmax_backward = 3
+
+        def additive_attention_backward(dcontext, cache, dweights=None):
+            return F.additive_attention_backward(dcontext, cache, dweights)[:5]
+        """)
+    report = grade_file(path)
+
+    rnn = report["rnn_step_backward"]
+    assert rnn.points == 0 and rnn.rows == [] and len(rnn.problems) == 2
+    assert all(p.kind == "error" and p.message.startswith("ValueError: matmul")
+               and p.message.endswith("(learner.py, line 6)") for p in rnn.problems)
+
+    lstm = report["lstm_step_backward"]
+    assert {row.tensor for row in lstm.rows if not row.ok} == {"dWx", "dWh"}
+    assert lstm.points == pytest.approx(8 / 12)
+    assert [row.problem for row in lstm.rows_for("dWx")] == ["backward gave shape (20, 4), expected (4, 20)",
+                                                            "backward gave shape (8, 2), expected (2, 8)"]
+    assert lstm.rows_for("dWh")[0].problem == "backward gave shape None, expected (5, 20)"
+
+    gru = report["gru_step_backward"]  # one variant done: half the points
+    assert gru.status == "incorrect" and gru.points == pytest.approx(0.5)
+    assert [(p.kind, p.message) for p in gru.problems] == [
+        ("not implemented", "NotImplementedError: later (learner.py, line 14)")]
+
+    assert report["masked_softmax_backward"].problems[0].message == \
+        "masked_softmax_backward is not a function (it is of type int)"
+    attention = report["additive_attention_backward"].problems
+    assert {p.message for p in attention} == {
+        "returned 5 values, expected 6 (dqueries, dkeys, dvalues, dWq, dWk, dwv)"}
+    assert report.score == pytest.approx(100 * (8 / 12 + 0.5) / 5)
+    text = str(report)
+    assert "NOT IMPLEMENTED: NotImplementedError: later (learner.py, line 14)" in text
+    assert "ERROR: ValueError: matmul" in text
+
+
+def test_missing_functions_are_listed_as_not_attempted(tmp_path, capsys):
+    path = write(tmp_path, "from npseq.functional import masked_softmax_backward\n")
+    report = grade_file(path)
+    assert report.missing == [name for name in NAMES if name != "masked_softmax_backward"]
+    assert report.score == pytest.approx(20.0)
+    assert main([str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("not attempted (not defined in the file), 0 points") == 4
+    assert "not attempted (0 points): rnn_step_backward, lstm_step_backward, gru_step_backward, " \
+           "additive_attention_backward" in out
+
+
+def test_only_grades_the_named_functions(tmp_path, capsys):
+    path = write(tmp_path, "from npseq.functional import masked_softmax_backward\n")
+    assert main([str(path), "--only", "masked_softmax_backward"]) == 0
+    out = capsys.readouterr().out
+    assert "rnn_step_backward" not in out and "score: 1.00 / 1 point = 100.0%" in out
+    with pytest.raises(ValueError, match=r"only: expected names from \[.*\], got \['softmax'\]"):
+        grade_file(path, only=["softmax"])
+
+
+def test_a_backward_that_edits_its_inputs_in_place_is_graded_fairly(tmp_path):
+    # Each call gets its own forward and its own copy of the upstream gradient, so a
+    # learner who scribbles on the cache or on dnext_h spoils nothing for the comparison.
+    path = write(tmp_path, """\
+        from npseq import functional as F
+
+        def rnn_step_backward(dnext_h, cache):
+            grads = F.rnn_step_backward(dnext_h, cache)
+            dnext_h[...] = 0
+            cache.next_h[...] = 7.0
+            cache.Wx[...] = 0
+            return grads
+        """)
+    assert grade_file(path, only=["rnn_step_backward"]).ok
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import numpy as np\n\ndef rnn_step_backward(dnext_h, cache)\n    return 1\n",
+     "npseq grade: learner.py, line 3: SyntaxError: expected ':'"),
+    ("def f():\n  x = 1\n    y = 2\n", "npseq grade: learner.py, line 3: IndentationError: unexpected indent"),
+    ("x = 1\nfrom npseq.functional import not_a_name\n",
+     "npseq grade: cannot import learner.py: ImportError: cannot import name 'not_a_name' from "
+     "'npseq.functional'"),
+    ("def f():\n    return 1 / 0\n\nf()\n",
+     "npseq grade: cannot import learner.py: ZeroDivisionError: division by zero (learner.py, line 2)"),
+])
+def test_a_file_that_does_not_import_is_one_line_and_exit_code_2(tmp_path, capsys, source, expected):
+    path = tmp_path / "learner.py"
+    path.write_text(source)
+    assert main([str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith(expected), captured.err
+    with pytest.raises(SubmissionError):
+        grade_file(path)
+
+
+def test_usage_errors_exit_2(tmp_path, capsys):
+    assert main([str(tmp_path / "nope.py")]) == 2
+    assert capsys.readouterr().err == f"npseq grade: no such file: {tmp_path / 'nope.py'}\n"
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "required: file" in err
+
+
+def test_python_dash_m_npseq_grade_runs_as_a_program(tmp_path):
+    path = write(tmp_path, ENGINE)
+    result = subprocess.run([sys.executable, "-m", "npseq.grade", str(path)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.rstrip().endswith("score: 5.00 / 5 points = 100.0%  -- all correct")
+    # The skeleton grades itself when run as a script, without failing the shell.
+    result = subprocess.run([sys.executable, str(SKELETON)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
+
+
+# The skeleton tells learners which cache fields they get; if a cache changes, so must it.
+DOCUMENTED_FIELDS = {
+    "rnn_step_backward": {"": ("x", "prev_h", "Wx", "Wh", "next_h")},
+    "lstm_step_backward": {"": ("x", "prev_h", "prev_c", "Wx", "Wh", "gates", "tanh_c")},
+    "gru_step_backward": {"": ("x", "prev_h", "Wx", "Wh", "gates", "rh", "hn", "reset_after")},
+    "masked_softmax_backward": {"": ("weights", "mask")},
+    "additive_attention_backward": {"": ("keys", "Wk", "projected"),
+                                    "projected.": ("queries", "Wq", "wv", "features", "pooling"),
+                                    "projected.pooling.": ("values", "softmax", "dropout", "pooled")},
+}
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=NAMES)
+def test_the_skeleton_documents_every_cache_field(exercise):
+    case = exercise.cases[0]
+    cache = case.forward(**case.make_inputs())[-1]
+    source = SKELETON.read_text()
+    documented = source.split(f"def {exercise.name}(")[1].split("raise NotImplementedError")[0]
+    for prefix, fields in DOCUMENTED_FIELDS[exercise.name].items():
+        part = cache
+        for name in filter(None, prefix.split(".")):
+            part = getattr(part, name)
+        assert type(part)._fields == fields
+        for field in fields:
+            assert f"cache.{prefix}{field}" in documented, f"{exercise.name}: cache.{prefix}{field}"
+    assert f"def {exercise.signature}:" in source  # the engine's signature, exactly
+    assert exercise.engine is getattr(F, exercise.name)

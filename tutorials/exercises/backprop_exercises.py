@@ -1,0 +1,242 @@
+"""Backpropagation by hand: five backward passes of sequence models.
+
+Copy this file (e.g. to ``my_backprop.py``), replace each ``raise NotImplementedError``
+by your code, and grade it as often as you like:
+
+    npseq grade my_backprop.py              # or: python -m npseq.grade my_backprop.py
+    npseq grade my_backprop.py --only rnn_step_backward
+
+(running the file itself, ``python my_backprop.py``, grades it too).
+
+The forward passes are npseq's own, imported below, so every cache you receive has
+npseq's layout; each exercise lists the fields you may use. The grader runs the
+forward on fixed float64 inputs, calls your backward on the cache, and compares
+each gradient you return with finite differences of the forward and with npseq's
+own backward. Keep the signatures and the order of the returned gradients.
+
+Notation in the hints: ``*`` multiplies elementwise (with NumPy broadcasting),
+``@`` is a matrix product, ``A^T`` a transpose, ``sum_n`` a sum over the batch
+axis. Shapes: N batch, D input features, H hidden units; attention: Q queries,
+K keys, Dq/Dk/Dv query/key/value features, h the scoring MLP's hidden size.
+Gradient names mirror the forward's arguments: ``dWx`` is dLoss/dWx, and so on.
+The gradient of an array always has that array's shape.
+
+Exercises, roughly easiest first:
+
+1. ``rnn_step_backward``           a tanh RNN step
+2. ``lstm_step_backward``          an LSTM step (gates i, f, o, g)
+3. ``gru_step_backward``           a GRU step, both variants (reset gate before or after W_hn)
+4. ``masked_softmax_backward``     softmax over the valid keys only
+5. ``additive_attention_backward`` Bahdanau attention (uses exercise 4)
+"""
+import numpy as np  # noqa: F401 (you will need it)
+
+from npseq.functional import (  # noqa: F401 (the forwards, to experiment with: their caches are your inputs)
+    additive_attention_forward, gru_step_forward, lstm_step_forward, masked_softmax, rnn_step_forward,
+)
+
+
+# ----------------------------------------------------------------------------------- 1. RNN
+def rnn_step_backward(dnext_h, cache):
+    """Backward of one vanilla RNN step ``next_h = tanh(x @ Wx + prev_h @ Wh + b)``.
+
+    Args:
+        dnext_h: (N, H) gradient of the loss with respect to next_h.
+        cache: npseq's ``RNNStepCache`` from ``rnn_step_forward(x, prev_h, Wx, Wh, b)``:
+            cache.x       (N, D)  the input
+            cache.prev_h  (N, H)  the previous hidden state
+            cache.Wx      (D, H)
+            cache.Wh      (H, H)
+            cache.next_h  (N, H)  tanh(a), the step's output
+
+    Returns:
+        dx (N, D), dprev_h (N, H), dWx (D, H), dWh (H, H), db (H,).
+
+    Hints:
+        Call a = x @ Wx + prev_h @ Wh + b the pre-activation.
+        tanh'(a) = 1 - tanh(a)^2, and tanh(a) is in the cache: no need to recompute a.
+            da      = dnext_h * (1 - next_h^2)            (N, H)
+            dx      = da @ Wx^T         dprev_h = da @ Wh^T
+            dWx     = x^T @ da          dWh     = prev_h^T @ da
+            db      = sum_n da                            (the bias was broadcast over the batch)
+        Check a shape by its meaning: dWx must have Wx's shape (D, H).
+    """
+    raise NotImplementedError("rnn_step_backward: the equations are in the docstring")
+
+
+# ---------------------------------------------------------------------------------- 2. LSTM
+def lstm_step_backward(dnext_h, dnext_c, cache):
+    """Backward of one LSTM step.
+
+    Forward, with the 4H columns of the pre-activation split into four blocks of H
+    in the order [i, f, o, g]:
+        a       = x @ Wx + prev_h @ Wh + b               (N, 4H) = [a_i, a_f, a_o, a_g]
+        i, f, o = sigmoid(a_i), sigmoid(a_f), sigmoid(a_o)
+        g       = tanh(a_g)
+        next_c  = f * prev_c + i * g
+        next_h  = o * tanh(next_c)
+
+    Args:
+        dnext_h, dnext_c: (N, H) gradients with respect to next_h and next_c.
+        cache: npseq's ``LSTMStepCache`` from ``lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b)``:
+            cache.x       (N, D)
+            cache.prev_h  (N, H)
+            cache.prev_c  (N, H)
+            cache.Wx      (D, 4H)
+            cache.Wh      (H, 4H)
+            cache.gates   (N, 4H)  the activations [i, f, o, g] (after sigmoid/tanh, not a)
+            cache.tanh_c  (N, H)   tanh(next_c)
+
+    Returns:
+        dx (N, D), dprev_h (N, H), dprev_c (N, H), dWx (D, 4H), dWh (H, 4H), db (4H,).
+
+    Hints:
+        Slice the gates: H = cache.prev_h.shape[1]; i = gates[:, :H], f = gates[:, H:2*H], ...
+        The cell state receives gradient along two paths, directly and through next_h:
+            dc      = dnext_c + dnext_h * o * (1 - tanh_c^2)
+        Each gate's pre-activation, with sigmoid'(a) = s (1 - s) and tanh'(a) = 1 - t^2:
+            da_i    = dc * g * i (1 - i)
+            da_f    = dc * prev_c * f (1 - f)
+            da_o    = dnext_h * tanh_c * o (1 - o)
+            da_g    = dc * i * (1 - g^2)
+            dprev_c = dc * f
+        Put da = [da_i, da_f, da_o, da_g] side by side, (N, 4H), in that order; from
+        there on it is exactly the RNN step: dx = da @ Wx^T, dWx = x^T @ da, ...
+    """
+    raise NotImplementedError("lstm_step_backward: the equations are in the docstring")
+
+
+# ----------------------------------------------------------------------------------- 3. GRU
+def gru_step_backward(dnext_h, cache):
+    """Backward of one GRU step, in both variants (``cache.reset_after`` says which).
+
+    Forward, with the 3H columns of Wx, Wh, bx, bh in three blocks of H, order [r, z, n]
+    (W_hn is Wh[:, 2H:], b_hn is bh[2H:], and so on); h is prev_h:
+        r  = sigmoid(x @ W_xr + b_xr + h @ W_hr + b_hr)
+        z  = sigmoid(x @ W_xz + b_xz + h @ W_hz + b_hz)
+        n  = tanh(x @ W_xn + b_xn + (r * h) @ W_hn + b_hn)         reset_after=False (Cho et al., d2l)
+        n  = tanh(x @ W_xn + b_xn + r * (h @ W_hn + b_hn))         reset_after=True (PyTorch, cuDNN)
+        h' = (1 - z) * n + z * h                                   (next_h, both variants)
+
+    Args:
+        dnext_h: (N, H) gradient with respect to h'.
+        cache: npseq's ``GRUStepCache`` from ``gru_step_forward(x, prev_h, Wx, Wh, bx, bh, reset_after)``:
+            cache.x            (N, D)
+            cache.prev_h       (N, H)   h above
+            cache.Wx           (D, 3H)
+            cache.Wh           (H, 3H)
+            cache.gates        (N, 3H)  the activations [r, z, n]
+            cache.rh           (N, H)   r * h, the input of W_hn (reset_after=False; None otherwise)
+            cache.hn           (N, H)   h @ W_hn + b_hn, what r multiplies (reset_after=True; None otherwise)
+            cache.reset_after  bool
+
+    Returns:
+        dx (N, D), dprev_h (N, H), dWx (D, 3H), dWh (H, 3H), dbx (3H,), dbh (3H,).
+
+    Hints:
+        Both variants start the same way (a_r, a_z, a_n are the three pre-activations):
+            da_n = dnext_h * (1 - z) * (1 - n^2)
+            da_z = dnext_h * (h - n) * z (1 - z)
+            dh   = dnext_h * z                      (the direct path; more terms are added below)
+        The input side sees the same pre-activations in both variants, so with
+        dax = [da_r, da_z, da_n]  (N, 3H):  dx = dax @ Wx^T,  dWx = x^T @ dax,  dbx = sum_n dax.
+
+        reset_after=False (rho = r * h = cache.rh feeds W_hn):
+            drho = da_n @ W_hn^T,     da_r = drho * h * r (1 - r)
+            dh  += drho * r + [da_r, da_z] @ [W_hr, W_hz]^T
+            dWh  = [h^T @ da_r,  h^T @ da_z,  rho^T @ da_n]   (three H-column blocks)
+            dbh  = dbx           (b_h sits in the same sums as b_x)
+        reset_after=True (eta = h @ W_hn + b_hn = cache.hn is multiplied by r):
+            da_r = da_n * eta * r (1 - r)
+            dah  = [da_r, da_z, da_n * r]                     (N, 3H), the hidden side's pre-activations
+            dh  += dah @ Wh^T,   dWh = h^T @ dah,   dbh = sum_n dah
+        Do the variant you know first: the grader scores each one separately.
+    """
+    if cache.reset_after:
+        raise NotImplementedError("gru_step_backward: the reset_after=True branch (PyTorch's GRU)")
+    raise NotImplementedError("gru_step_backward: the reset_after=False branch (d2l's GRU)")
+
+
+# ------------------------------------------------------------------------ 4. masked softmax
+def masked_softmax_backward(dweights, cache):
+    """Backward of the masked softmax over the keys axis.
+
+    Forward: for each (n, q) row, with l the row's valid length,
+        weights[n, q, k] = exp(s[n, q, k]) / sum_{j < l} exp(s[n, q, j])   for k < l
+        weights[n, q, k] = 0                                                for k >= l
+    so a row with l = 0 is all zeros.
+
+    Args:
+        dweights: (N, Q, K) gradient with respect to the weights.
+        cache: npseq's ``MaskedSoftmaxCache`` from ``masked_softmax(scores, valid_lens)``:
+            cache.weights  (N, Q, K)  the softmax output a, exactly 0 at masked keys
+            cache.mask     (N, Q, K)  bool, True at the valid keys
+
+    Returns:
+        dscores (N, Q, K).
+
+    Hints:
+        The softmax Jacobian is da_j/ds_k = a_j ([j = k] - a_k). Applied to dweights:
+            dscores[n, q, k] = a[n, q, k] * (dweights[n, q, k] - sum_j dweights[n, q, j] * a[n, q, j])
+        (keep the summed axis with keepdims=True so that it broadcasts).
+        Masked keys have a = 0 and so get exactly 0, and an empty row gets all zeros:
+        nothing to divide, no NaN. Do not recompute the softmax.
+    """
+    raise NotImplementedError("masked_softmax_backward: the equation is in the docstring")
+
+
+# --------------------------------------------------------------------- 5. additive attention
+def additive_attention_backward(dcontext, cache, dweights=None):
+    """Backward of additive (Bahdanau) attention.
+
+    Forward (q = queries, k = keys, v = values; a small MLP scores every query-key pair):
+        u[n, q, k, :] = q[n, q] @ Wq + k[n, k] @ Wk        (N, Q, K, h)  (broadcast over k and over q)
+        f             = tanh(u)                            (N, Q, K, h)  the "features"
+        s[n, q, k]    = f[n, q, k, :] . wv                 (N, Q, K)     scores
+        a             = masked_softmax(s, valid_lens)      (N, Q, K)     weights, returned too
+        c[n, q]       = sum_k a[n, q, k] * v[n, k]         (N, Q, Dv)    context: c = a @ v per example
+
+    Args:
+        dcontext: (N, Q, Dv) gradient with respect to the context.
+        cache: npseq's ``AdditiveAttentionCache`` from
+            ``additive_attention_forward(queries, keys, values, Wq, Wk, wv, valid_lens)``;
+            it nests two more caches:
+            cache.keys                           (N, K, Dk)
+            cache.Wk                             (Dk, h)
+            cache.projected.queries              (N, Q, Dq)
+            cache.projected.Wq                   (Dq, h)
+            cache.projected.wv                   (h,)
+            cache.projected.features             (N, Q, K, h)  f = tanh(u)
+            cache.projected.pooling.values       (N, K, Dv)
+            cache.projected.pooling.softmax      the MaskedSoftmaxCache of a (exercise 4)
+            cache.projected.pooling.pooled       (N, Q, K)     the weights a that multiplied v
+            (cache.projected.pooling.dropout: unused here, the exercise has no dropout.)
+        dweights: (N, Q, K) gradient with respect to the returned weights a, or None
+            (then only the context carries gradient).
+
+    Returns:
+        dqueries (N, Q, Dq), dkeys (N, K, Dk), dvalues (N, K, Dv), dWq (Dq, h), dWk (Dk, h), dwv (h,).
+
+    Hints:
+        Undo the forward from the bottom up. @ on 3-d arrays multiplies one matrix per
+        example; swap the last two axes with .swapaxes(1, 2).
+            dv   = a^T @ dcontext                       (N, K, Dv), per example
+            da   = dcontext @ v^T  (+ dweights if given)  (N, Q, K)
+            ds   = masked_softmax_backward(da, softmax cache)   (your exercise 4)
+            dwv  = sum_{n,q,k} ds[n, q, k] * f[n, q, k, :]       (h,)
+            du   = ds[..., None] * wv * (1 - f^2)                (N, Q, K, h)
+            dq_p = sum_k du   (N, Q, h)     dk_p = sum_q du   (N, K, h)   (q Wq was broadcast over k, k Wk over q)
+            dqueries = dq_p @ Wq^T          dWq = sum_{n,q} q[n, q]^T dq_p[n, q]
+            dkeys    = dk_p @ Wk^T          dWk = sum_{n,k} k[n, k]^T dk_p[n, k]
+        For the weight gradients, flatten: q.reshape(-1, Dq).T @ dq_p.reshape(-1, h).
+        Until exercise 4 is done, npseq's own masked softmax backward can stand in:
+        ``from npseq.functional import masked_softmax_backward as npseq_masked_softmax_backward``
+        (under another name: a name the grader grades must be your own).
+    """
+    raise NotImplementedError("additive_attention_backward: the equations are in the docstring")
+
+
+if __name__ == "__main__":
+    from npseq.grade import main
+
+    main([__file__])
