@@ -113,14 +113,19 @@ def detokenize_target(tokens, task=None) -> str:
     return task_text(task).detokenize_target(tokens) if task is not None else " ".join(tokens)
 
 
-def decode_sentence(model, sentence, src_vocab, tgt_vocab, max_len, task=None, beam=0, alpha=0.75):
-    """``(source tokens, output tokens, SearchResult)`` for one sentence, greedy or with a beam."""
+def decode_sentence(model, sentence, src_vocab, tgt_vocab, max_len, task=None, beam=0, alpha=0.75,
+                    src_max_len=None):
+    """``(source tokens, output tokens, SearchResult)`` for one sentence, greedy or with a beam.
+
+    The source (with ``<eos>``) is cut to ``src_max_len`` tokens (default ``max_len``), the
+    length the model was trained on, as d2l's ``predict_seq2seq`` does.
+    """
     from . import backend
     from .decode import beam_search, greedy_search
     words = tokenize_source(sentence, task)
     if not words:
         raise UsageError("sentence: expected at least one word, got an empty line")
-    ids = (src_vocab[words] + [src_vocab["<eos>"]])[:max(max_len, 1)]
+    ids = (src_vocab[words] + [src_vocab["<eos>"]])[:max(src_max_len or max_len, 1)]
     src = backend.numpy.asarray(ids, dtype=backend.numpy.int64)
     options = dict(bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"], max_len=max_len)
     if beam and beam > 1:
@@ -179,9 +184,9 @@ def cmd_demo(args) -> int:
     for src, _ in corpus.test_pairs[:5]:
         sentence = corpus.text.detokenize_source(src)
         src_tokens, greedy_tokens, result = decode_sentence(model, sentence, corpus.src_vocab, corpus.tgt_vocab,
-                                                            max_len, args.task)
+                                                            max_len, args.task, src_max_len=corpus.num_steps[0])
         _, beam_tokens, _ = decode_sentence(model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len,
-                                            args.task, beam=3)
+                                            args.task, beam=3, src_max_len=corpus.num_steps[0])
         _say(f"  {sentence}  =>  {detokenize_target(greedy_tokens, args.task)}  |  "
              f"{detokenize_target(beam_tokens, args.task)}")
         if heatmap is None and result.attention is not None:
@@ -292,7 +297,8 @@ def cmd_translate(args) -> int:
         raise UsageError(f"checkpoint: {args.checkpoint} holds no source and target vocabularies")
     saved = checkpoint.extra or {}
     task = saved.get("task")
-    max_len = args.max_len or (saved.get("num_steps") or [10, 10])[1]
+    src_max_len, max_len = saved.get("num_steps") or [10, 10]
+    max_len = args.max_len or max_len
     sentences = args.sentences or [line for line in sys.stdin.read().splitlines() if line.strip()]
     if not sentences:
         raise UsageError("no sentence to translate: pass sentences as arguments or one per line on stdin")
@@ -300,7 +306,7 @@ def cmd_translate(args) -> int:
     for i, sentence in enumerate(sentences):
         src_tokens, out_tokens, result = decode_sentence(model, sentence, checkpoint.vocabs["src"],
                                                          checkpoint.vocabs["tgt"], max_len, task, args.beam,
-                                                         args.alpha)
+                                                         args.alpha, src_max_len)
         _say(f"{sentence} => {detokenize_target(out_tokens, task)}")
         if args.attention_png and result.attention is not None:
             root, ext = os.path.splitext(args.attention_png)

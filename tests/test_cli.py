@@ -171,3 +171,18 @@ def test_grade_subcommand_scores_the_skeleton_zero_and_the_engine_full(tmp_path)
                       "masked_softmax_backward, additive_attention_backward\n")
     graded = npseq("grade", engine)
     assert graded.returncode == 0 and "100.0%" in graded.stdout
+
+
+def test_dates_sources_longer_than_the_target_are_not_cut(tmp_path):
+    checkpoint = tmp_path / "dates.npz"
+    assert npseq("train", "--task", "dates", "--num-examples", "300", *SMALL, "--epochs", "1", "--save",
+                 checkpoint).returncode == 0
+    from npseq.checkpoint import load_checkpoint
+    assert load_checkpoint(checkpoint).extra["num_steps"] == [32, 11]
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from npseq.checkpoint import load_seq2seq
+    from npseq.cli import decode_sentence
+    model, ck = load_seq2seq(checkpoint)
+    src_tokens, _, _ = decode_sentence(model, "thursday, january 26th, 2034", ck.vocabs["src"], ck.vocabs["tgt"],
+                                       11, "dates", src_max_len=32)
+    assert len(src_tokens) == len("thursday, january 26th, 2034") + 1  # every character and <eos>
