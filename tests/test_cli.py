@@ -179,7 +179,6 @@ def test_dates_sources_longer_than_the_target_are_not_cut(tmp_path):
                  checkpoint).returncode == 0
     from npseq.checkpoint import load_checkpoint
     assert load_checkpoint(checkpoint).extra["num_steps"] == [32, 11]
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     from npseq.checkpoint import load_seq2seq
     from npseq.cli import decode_sentence
     model, ck = load_seq2seq(checkpoint)
