@@ -1,0 +1,97 @@
+"""The tutorials (tutorials/NN_*.py, percent-format notebooks) run top to bottom in fast mode and draw figures.
+
+Every ``tutorials/[0-9][0-9]_*.py`` is found automatically. Each is run as a script in
+a fresh process with ``NPSEQ_FAST=1`` (tiny sizes), its figures sent to a temporary
+folder, ``MPLBACKEND`` unset (the tutorial must pick a headless backend itself) and
+one BLAS thread; it must exit with status 0 and write at least one readable,
+non-blank PNG. The source must be a jupytext percent file whose Markdown cells are
+comments and which ends its arc with an "Exercises" cell.
+"""
+import ast
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+TUTORIALS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tutorials"
+TUTORIALS = sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))
+# Fast mode aims at well under 30 s per tutorial; the margin absorbs a busy shared machine.
+TIMEOUT_S = 180
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+CELL_MARKER = re.compile(r"^# %%(?P<rest>.*)$")
+EXERCISES_HEADING = re.compile(r"^#\s+#{1,6}\s+Exercises\b", re.IGNORECASE)
+
+
+def _cells(source: str) -> list:
+    """``[(kind, lines)]`` of a percent-format file: kind is "markdown" or "code"; text before the first marker is
+    returned as kind "preamble"."""
+    cells, kind, lines = [], "preamble", []
+    for line in source.splitlines():
+        match = CELL_MARKER.match(line)
+        if match:
+            if kind != "preamble" or any(l.strip() for l in lines):
+                cells.append((kind, lines))
+            kind = "markdown" if "[markdown]" in match.group("rest") else "code"
+            lines = []
+        else:
+            lines.append(line)
+    cells.append((kind, lines))
+    return cells
+
+
+def test_there_are_tutorials():
+    assert TUTORIALS, f"no tutorials/[0-9][0-9]_*.py found in {TUTORIALS_DIR}"
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+def test_tutorial_is_a_percent_notebook_with_exercises(path):
+    source = path.read_text(encoding="utf-8")
+    ast.parse(source, filename=str(path))
+    assert source.startswith("# %%"), f"{path.name}: expected the first line to be a '# %%' cell marker"
+    cells = _cells(source)
+    kinds = [kind for kind, _ in cells]
+    assert "preamble" not in kinds, f"{path.name}: text before the first cell marker"
+    assert "markdown" in kinds and "code" in kinds, f"{path.name}: expected Markdown and code cells, got {set(kinds)}"
+    for index, (kind, lines) in enumerate(cells):
+        if kind == "markdown":
+            stray = [line for line in lines if line.strip() and not line.startswith("#")]
+            assert not stray, f"{path.name}: Markdown cell {index} has lines that are not comments: {stray[:2]}"
+    exercises = [lines for kind, lines in cells if kind == "markdown"
+                 and any(EXERCISES_HEADING.match(line) for line in lines)]
+    assert exercises, f"{path.name}: expected a Markdown cell with an 'Exercises' heading"
+    items = [line for line in exercises[-1] if re.match(r"^#\s+(?:\d+\.|[-*])\s+\S", line)]
+    assert items, f"{path.name}: the Exercises cell has no list items"
+
+
+def _check_png(path: pathlib.Path):
+    data = path.read_bytes()
+    assert data.startswith(PNG_SIGNATURE), f"{path.name}: not a PNG file"
+    from matplotlib import image
+
+    pixels = image.imread(str(path))
+    assert pixels.ndim == 3 and pixels.shape[0] >= 100 and pixels.shape[1] >= 100, \
+        f"{path.name}: unexpected image shape {pixels.shape}"
+    assert float(pixels[..., :3].std()) > 0.01, f"{path.name}: the image is blank"
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+def test_tutorial_runs_in_fast_mode(path, tmp_path):
+    figures = tmp_path / "figures"
+    env = dict(os.environ, NPSEQ_FAST="1", NPSEQ_FIGURES=str(figures), OPENBLAS_NUM_THREADS="1",
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("MPLBACKEND", None)
+    try:
+        result = subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{path.name}: still running after {TIMEOUT_S} s in fast mode\n"
+                    f"{(exc.stdout or '')[-3000:] if isinstance(exc.stdout, str) else ''}")
+    assert result.returncode == 0, (f"{path.name} exited with {result.returncode}\n--- stdout (tail)\n"
+                                    f"{result.stdout[-3000:]}\n--- stderr (tail)\n{result.stderr[-5000:]}")
+    pngs = sorted(figures.glob("**/*.png"))
+    assert pngs, f"{path.name}: wrote no PNG into NPSEQ_FIGURES ({figures})"
+    for png in pngs:
+        _check_png(png)
