@@ -14,6 +14,8 @@ def _describe_shape(shape) -> str:
 
 def check_array(name: str, array) -> None:
     """``array`` must be a NumPy or CuPy array."""
+    if type(array) is backend.numpy.ndarray:
+        return
     if not hasattr(array, "shape") or not hasattr(array, "dtype"):
         raise TypeError(f"{name}: expected an array, got {type(array).__name__}")
 

@@ -101,7 +101,8 @@ def get_array_module(*arrays):
     count as NumPy, so this never imports CuPy when it is not in use.
     """
     for array in arrays:
-        if type(array).__module__.startswith("cupy"):
+        kind = type(array)
+        if kind is not numpy.ndarray and kind.__module__.startswith("cupy"):
             return importlib.import_module("cupy")
     return numpy
 
@@ -131,9 +132,22 @@ def set_default_dtype(dtype) -> None:
 
 
 def scatter_add(target, indices, values) -> None:
-    """``target[indices] += values`` with repeated indices accumulated (in place)."""
-    if get_array_module(target) is numpy:
-        numpy.add.at(target, indices, values)
-    else:
+    """``target[indices] += values`` with repeated indices accumulated (in place).
+
+    On NumPy, rows of a 2-d ``target`` addressed by 1-d ``indices`` (an embedding's
+    gradient) are summed per distinct index first: a stable sort groups the rows of
+    ``values`` by index, ``add.reduceat`` sums each group, and each distinct row of
+    ``target`` is updated once. The same sums as ``numpy.add.at`` up to the order of
+    the additions, and several times faster (``add.at`` goes element by element).
+    """
+    if get_array_module(target) is not numpy:
         importlib.import_module("cupyx").scatter_add(target, indices, values)
+    elif target.ndim == 2 and indices.ndim == 1 and values.shape == (indices.size, target.shape[1]) \
+            and indices.size > 1:
+        order = numpy.argsort(indices, kind="stable")
+        grouped = indices[order]
+        starts = numpy.flatnonzero(numpy.concatenate(([True], grouped[1:] != grouped[:-1])))
+        target[grouped[starts]] += numpy.add.reduceat(values[order], starts, axis=0)
+    else:
+        numpy.add.at(target, indices, values)
 

@@ -5,7 +5,8 @@ state buffers of the same shape, dtype and backend, allocated once with
 ``zeros_like``. ``step()`` reads every ``Parameter.grad`` and updates
 ``Parameter.data`` *in place*: the array object keeps its identity, so a module
 (or anything else holding the array) sees the new values without rebinding, and
-nothing the size of the model is reallocated per step beyond temporaries.
+nothing the size of the model is reallocated per step beyond temporaries (Adam
+has none: its intermediates share one scratch array).
 
 Every hyperparameter is stored as a Python ``float``, and bias corrections are
 computed in Python: a Python scalar never promotes an array's dtype (NumPy's
@@ -311,6 +312,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         super().__init__(params, ("exp_avg", "exp_avg_sq"),
                          lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        self._scratch = {}  # dtype -> flat buffer for the update's intermediates (see step)
 
     @staticmethod
     def _check_hyperparameters(lr, betas, eps, weight_decay) -> dict:
@@ -323,7 +325,13 @@ class Adam(Optimizer):
                 "eps": _positive("eps", eps), "weight_decay": _nonnegative("weight_decay", weight_decay)}
 
     def step(self) -> None:
-        """Apply one update to every parameter from its current ``.grad``."""
+        """Apply one update to every parameter from its current ``.grad``.
+
+        Every intermediate of the update goes through one scratch array per dtype,
+        the size of the largest parameter (allocated on the first step), so a step
+        allocates nothing; the arithmetic, and so every rounding, is the one written
+        in the class docstring.
+        """
         self.step_count += 1
         t = self.step_count
         (beta1, beta2), lr, eps, wd = self.betas, self.lr, self.eps, self.weight_decay
@@ -334,14 +342,27 @@ class Adam(Optimizer):
             grad = param.grad
             if wd:
                 grad = grad + wd * param.data
+            tmp = self._scratch_like(param.data)
             m *= beta1
-            m += (1.0 - beta1) * grad
+            m += xp.multiply(grad, 1.0 - beta1, out=tmp)
             v *= beta2
-            v += (1.0 - beta2) * (grad * grad)
-            denom = xp.sqrt(v)
+            xp.multiply(grad, grad, out=tmp)
+            tmp *= 1.0 - beta2
+            v += tmp
+            denom = xp.sqrt(v, out=tmp)
             denom /= sqrt_correction2
             denom += eps
-            param.data -= step_size * (m / denom)
+            update = xp.divide(m, denom, out=tmp)
+            update *= step_size
+            param.data -= update
+
+    def _scratch_like(self, data):
+        """A scratch view of ``data``'s shape and dtype, carved from one buffer per dtype."""
+        buffer = self._scratch.get(data.dtype)
+        if buffer is None:
+            size = max(p.data.size for p in self.params if p.data.dtype == data.dtype)
+            buffer = self._scratch[data.dtype] = backend.get_array_module(data).empty(size, dtype=data.dtype)
+        return buffer[:data.size].reshape(data.shape)
 
 
 def _sum_of_squares(grads, xp, dtype=None):

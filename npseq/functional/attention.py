@@ -32,8 +32,8 @@ import math
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_ndim, check_same_backend, check_shape
-from .activations import MaskedSoftmaxCache, masked_softmax, masked_softmax_backward
+from .._checks import check_float, check_ndim, check_same_backend, check_shape, check_valid_lens
+from .activations import MaskedSoftmaxCache, _masked_softmax, masked_softmax_backward
 from .layers import DropoutCache, dropout_backward, dropout_forward
 
 __all__ = [
@@ -62,7 +62,7 @@ def _check_float_like(name: str, array, reference, reference_name: str) -> None:
 
 
 def _check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> None:
-    """Ranks, dtypes and backends of the three inputs and their shared N and K."""
+    """Ranks, dtypes and backends of the three inputs, their shared N and K, and ``valid_lens``."""
     check_float("queries", queries)
     check_ndim("queries", queries, 3, "(N, Q, Dq)")
     _check_float_like(keys_name, keys, queries, "queries")
@@ -76,9 +76,9 @@ def _check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> No
     if values.shape[:2] != keys.shape[:2]:
         raise ValueError(f"values: expected shape ({n}, {k}, *) (one value per key), "
                          f"got {tuple(values.shape)}")
-    # Shape and range of valid_lens are checked once, by masked_softmax.
     if valid_lens is not None:
         check_same_backend("valid_lens", valid_lens, queries)
+        check_valid_lens("valid_lens", valid_lens, (n, queries.shape[1]), k)
 
 
 def _check_features(name: str, array, size: int, weight_name: str, side: str) -> None:
@@ -94,6 +94,28 @@ def _check_dropout(dropout: float, rng) -> None:
     if dropout > 0.0 and rng is None:
         raise ValueError("rng: expected a random Generator to draw the dropout mask "
                          f"(dropout={dropout}), got None")
+
+
+# ------------------------------------------------------------------ products
+def _project(x, W):
+    """``x @ W`` for ``x`` ``(..., D)`` and ``W`` ``(D, M)`` as one 2-d product over all rows.
+
+    NumPy's ``@`` on a stack of ``(1, D)`` rows (one query per example) runs one small
+    product per example; the same rows as a ``(rows, D)`` matrix are one product.
+    """
+    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[-1],))
+
+
+def _transposed_product(a, b):
+    """:math:`a_n^\\top b_n` per example: ``a`` ``(N, Q, K)``, ``b`` ``(N, Q, D)`` -> ``(N, K, D)``.
+
+    With one query (a decoder step) each product is an outer product; broadcasting
+    ``(N, K, 1) * (N, 1, D)`` computes it in one pass instead of ``N`` matrix products
+    with an inner size of 1.
+    """
+    if a.shape[1] == 1:
+        return a.swapaxes(1, 2) * b
+    return a.swapaxes(1, 2) @ b
 
 
 # --------------------------------------------------------- attention pooling
@@ -130,11 +152,19 @@ def attention_pooling_forward(scores, values, valid_lens=None, *, dropout: float
     check_ndim("scores", scores, 3, "(N, Q, K)")
     _check_float_like("values", values, scores, "scores")
     check_ndim("values", values, 3, "(N, K, Dv)")
-    n, _, k = scores.shape
+    n, q, k = scores.shape
     if values.shape[:2] != (n, k):
         raise ValueError(f"values: expected shape ({n}, {k}, *) (one value per key), got {tuple(values.shape)}")
+    if valid_lens is not None:
+        check_valid_lens("valid_lens", valid_lens, (n, q), k)
     _check_dropout(dropout, rng)
-    weights, softmax_cache = masked_softmax(scores, valid_lens)
+    return _pool(scores, values, valid_lens, dropout, rng)
+
+
+def _pool(scores, values, valid_lens, dropout: float, rng):
+    """:func:`attention_pooling_forward` after its checks (the score functions, which check
+    their own inputs, call this)."""
+    weights, softmax_cache = _masked_softmax(scores, valid_lens)
     pooled, dropout_cache = dropout_forward(weights, dropout, rng, train=dropout > 0.0)
     context = pooled @ values
     return context, weights, AttentionPoolingCache(values, softmax_cache, dropout_cache, pooled)
@@ -163,7 +193,7 @@ def attention_pooling_backward(dcontext, cache: AttentionPoolingCache, dweights=
     """
     values, softmax_cache, dropout_cache, pooled = cache
     check_shape("dcontext", dcontext, pooled.shape[:2] + values.shape[2:])
-    dvalues = pooled.swapaxes(1, 2) @ dcontext
+    dvalues = _transposed_product(pooled, dcontext)
     dweights_total = dropout_backward(dcontext @ values.swapaxes(1, 2), dropout_cache)
     if dweights is not None:
         check_shape("dweights", dweights, pooled.shape)
@@ -202,13 +232,14 @@ def dot_attention_forward(queries, keys, values, valid_lens=None, scaled=True, *
         ``context`` ``(N, Q, Dv)``, ``weights`` ``(N, Q, K)``, a :class:`DotAttentionCache`.
     """
     _check_qkv(queries, keys, values, valid_lens)
+    _check_dropout(dropout, rng)
     if keys.shape[2] != queries.shape[2]:
         raise ValueError(f"keys: expected feature size {queries.shape[2]} (that of queries; dot-product "
                          f"scores need equal sizes), got shape {tuple(keys.shape)}")
     scale = queries.dtype.type(1.0 / math.sqrt(queries.shape[2]) if scaled else 1.0)
     scores = queries @ keys.swapaxes(1, 2)
     scores *= scale
-    context, weights, pooling = attention_pooling_forward(scores, values, valid_lens, dropout=dropout, rng=rng)
+    context, weights, pooling = _pool(scores, values, valid_lens, dropout, rng)
     return context, weights, DotAttentionCache(queries, keys, scale, pooling)
 
 
@@ -232,7 +263,7 @@ def dot_attention_backward(dcontext, cache: DotAttentionCache, dweights=None):
     dscores, dvalues = attention_pooling_backward(dcontext, pooling, dweights)
     dscores *= scale
     dqueries = dscores @ keys
-    dkeys = dscores.swapaxes(1, 2) @ queries
+    dkeys = _transposed_product(dscores, queries)
     return dqueries, dkeys, dvalues
 
 
@@ -268,7 +299,7 @@ def general_attention_forward(queries, keys, values, W, valid_lens=None, *, drop
     check_ndim("W", W, 2, "(Dq, Dk)")
     _check_features("queries", queries, W.shape[0], "W", "rows")
     _check_features("keys", keys, W.shape[1], "W", "columns")
-    projected = queries @ W
+    projected = _project(queries, W)
     context, weights, dot = dot_attention_forward(projected, keys, values, valid_lens, scaled=False,
                                                   dropout=dropout, rng=rng)
     return context, weights, GeneralAttentionCache(queries, W, dot)
@@ -292,7 +323,7 @@ def general_attention_backward(dcontext, cache: GeneralAttentionCache, dweights=
     """
     queries, W, dot = cache
     dprojected, dkeys, dvalues = dot_attention_backward(dcontext, dot, dweights)
-    dqueries = dprojected @ W.T
+    dqueries = _project(dprojected, W.T)
     dW = queries.reshape(-1, W.shape[0]).T @ dprojected.reshape(-1, W.shape[1])
     return dqueries, dkeys, dvalues, dW
 
@@ -337,6 +368,7 @@ def additive_attention_projected_forward(queries, projected_keys, values, Wq, wv
         ``context`` ``(N, Q, Dv)``, ``weights`` ``(N, Q, K)``, an :class:`AdditiveAttentionProjectedCache`.
     """
     _check_qkv(queries, projected_keys, values, valid_lens, keys_name="projected_keys")
+    _check_dropout(dropout, rng)
     _check_float_like("Wq", Wq, queries, "queries")
     check_ndim("Wq", Wq, 2, "(Dq, h)")
     _check_features("queries", queries, Wq.shape[0], "Wq", "rows")
@@ -347,10 +379,10 @@ def additive_attention_projected_forward(queries, projected_keys, values, Wq, wv
     xp = backend.get_array_module(queries)
     # Broadcast (N, Q, 1, h) + (N, 1, K, h) into one buffer and tanh it in place: the
     # (N, Q, K, h) features are the only large tensor this attention creates.
-    features = (queries @ Wq)[:, :, None, :] + projected_keys[:, None, :, :]
+    features = _project(queries, Wq)[:, :, None, :] + projected_keys[:, None, :, :]
     xp.tanh(features, out=features)
-    scores = features @ wv
-    context, weights, pooling = attention_pooling_forward(scores, values, valid_lens, dropout=dropout, rng=rng)
+    scores = (features.reshape(-1, hidden) @ wv).reshape(features.shape[:-1])
+    context, weights, pooling = _pool(scores, values, valid_lens, dropout, rng)
     return context, weights, AdditiveAttentionProjectedCache(queries, Wq, wv, features, pooling)
 
 
@@ -389,8 +421,9 @@ def additive_attention_projected_backward(dcontext, cache: AdditiveAttentionProj
     dpre *= dscores[..., None]
     dpre *= wv
     dprojected_queries = dpre.sum(axis=2)
-    dprojected_keys = dpre.sum(axis=1)
-    dqueries = dprojected_queries @ Wq.T
+    # With one query (a decoder step) the sum over queries is that query's slice: no pass over du.
+    dprojected_keys = dpre[:, 0] if dpre.shape[1] == 1 else dpre.sum(axis=1)
+    dqueries = _project(dprojected_queries, Wq.T)
     dWq = queries.reshape(-1, Wq.shape[0]).T @ dprojected_queries.reshape(-1, hidden)
     return dqueries, dprojected_keys, dvalues, dWq, dwv
 
@@ -434,7 +467,7 @@ def additive_attention_forward(queries, keys, values, Wq, Wk, wv, valid_lens=Non
     if Wk.shape[1] != Wq.shape[1]:
         raise ValueError(f"Wk: expected {Wq.shape[1]} columns (the hidden size h of Wq), "
                          f"got shape {tuple(Wk.shape)}")
-    projected_keys = keys @ Wk
+    projected_keys = _project(keys, Wk)
     context, weights, projected = additive_attention_projected_forward(
         queries, projected_keys, values, Wq, wv, valid_lens, dropout=dropout, rng=rng)
     return context, weights, AdditiveAttentionCache(keys, Wk, projected)
@@ -461,6 +494,6 @@ def additive_attention_backward(dcontext, cache: AdditiveAttentionCache, dweight
     keys, Wk, projected = cache
     dqueries, dprojected_keys, dvalues, dWq, dwv = additive_attention_projected_backward(
         dcontext, projected, dweights)
-    dkeys = dprojected_keys @ Wk.T
+    dkeys = _project(dprojected_keys, Wk.T)
     dWk = keys.reshape(-1, Wk.shape[0]).T @ dprojected_keys.reshape(-1, Wk.shape[1])
     return dqueries, dkeys, dvalues, dWq, dWk, dwv

@@ -178,8 +178,10 @@ def dropout_forward(x, p: float, rng, train: bool = True):
     if not train or p == 0.0:
         return x, DropoutCache(None)
     xp = backend.get_array_module(x)
-    keep = xp.asarray(rng.random(x.shape) >= p)
-    mask = keep.astype(x.dtype) / x.dtype.type(1.0 - p)
+    # float32 uniforms: half the random bits of float64 and plenty of resolution for a threshold
+    keep = xp.asarray(rng.random(x.shape, dtype=backend.numpy.float32) >= p)
+    mask = keep.astype(x.dtype)
+    mask /= x.dtype.type(1.0 - p)
     return x * mask, DropoutCache(mask)
 
 

@@ -127,8 +127,14 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     check_index_range("valid_lens", valid_lens, t + 1, what="lengths")
     xp = backend.get_array_module(logits)
     mask = (xp.arange(t)[None, :] < valid_lens[:, None]).astype(logits.dtype)
-    log_p, _ = log_softmax_forward(logits)
-    nll = -xp.take_along_axis(log_p, labels[:, :, None], axis=-1)[:, :, 0]
+    # log p = s - log sum_v e^{s_v} with s = z - max_v z (stable); the shifted logits are
+    # turned into the probabilities in place, so the (N, T, V) work is one array.
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    picked = xp.take_along_axis(shifted, labels[:, :, None], axis=-1)[:, :, 0]
+    probs = xp.exp(shifted, out=shifted)
+    total = probs.sum(axis=-1, keepdims=True)
+    nll = xp.log(total[:, :, 0]) - picked
+    probs /= total
     masked_nll = nll * mask
     if reduction == "none":
         loss, weight = masked_nll.sum(axis=1), mask
@@ -139,7 +145,7 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     else:
         num_tokens = max(int(valid_lens.sum()), 1)
         loss, weight = masked_nll.sum() / num_tokens, mask / num_tokens
-    return loss, MaskedSoftmaxCECache(xp.exp(log_p), labels, weight, reduction)
+    return loss, MaskedSoftmaxCECache(probs, labels, weight, reduction)
 
 
 def masked_softmax_ce_backward(dloss, cache: MaskedSoftmaxCECache):

@@ -34,7 +34,16 @@ functions, arranged for fewer and larger operations:
   product each after it, where ``dA`` holds every step's pre-activation gradient;
 * ``dWh = sum_t h_{t-1}^T dA_t`` is one product ``H_prev^T dA`` after the loop;
 * every per-step quantity lives in a preallocated *time-major* array ``(T, N, ...)``
-  (so step ``t`` is one contiguous block); the public inputs and outputs stay batch first.
+  (so step ``t`` is one contiguous block); the public inputs and outputs stay batch first;
+* the cells write each result straight into its slice of those arrays, with in-place
+  operations instead of temporaries (each cell's docstring names the rearrangement,
+  e.g. :math:`(1 - z) n + z h` evaluated as :math:`n + z (h - n)`);
+* the padding mix is a selection (``copyto`` where :math:`m_t = 0`), exact like the
+  product by 0 and 1;
+* the steps after ``max(valid_lens)``, where every sequence is padding, are not run at
+  all (as with PyTorch's packed sequences): the state carries over, the outputs and
+  every gradient there are zero, the cache's per-step gates there are left at 0, and
+  the products above cover only the steps that ran.
 
 **Data and weights.** Each sequence backward is the composition of two halves, as
 in cuDNN: ``*_backward_data`` walks the steps and returns the input and initial-state
@@ -93,22 +102,59 @@ def _time_mask(valid_lens, n: int, t: int, like):
     if valid_lens is None:
         return None
     check_valid_lens("valid_lens", valid_lens, (n,), t)
+    return _mask_of(valid_lens, t, like)
+
+
+def _mask_of(valid_lens, t: int, like):
+    """:func:`_time_mask` for lengths already checked."""
+    if valid_lens is None:
+        return None
     xp = backend.get_array_module(like)
     lens = xp.asarray(valid_lens)
     return (xp.arange(t)[:, None] < lens[None, :]).astype(like.dtype)[:, :, None]
 
 
-def _input_projection(x, Wx, bias):
-    """Time-major input ``X`` ``(T, N, D)`` and all steps' input pre-activations ``X Wx + bias`` ``(T, N, kH)``."""
+def _active_steps(mask, t_steps: int) -> int:
+    """How many leading steps hold a valid token of some sequence: ``max(valid_lens)`` (``T`` without a mask).
+
+    At the later steps every sequence is padding: the state only carries over and every
+    gradient there is zero, so the sequence functions skip them (as a packed sequence
+    does), leaving zeros in the cache's per-step arrays and in ``dA``.
+    """
+    if mask is None:
+        return t_steps
+    return int(mask.reshape(t_steps, -1).any(axis=1).sum())
+
+
+def _input_projection(x, Wx, bias, steps=None):
+    """Time-major input ``X`` ``(T, N, D)`` and the input pre-activations ``X Wx + bias`` of the first
+    ``steps`` steps (all by default) ``(steps, N, kH)``.
+
+    The transpose is free when ``x`` is already time-major in memory (a layer's own
+    outputs are), and the bias is added in place into the product.
+    """
     n, t, d = x.shape
-    x_tm = x.transpose(1, 0, 2).reshape(t * n, d)
-    return x_tm.reshape(t, n, d), (x_tm @ Wx + bias).reshape(t, n, -1)
+    x_tm = x.transpose(1, 0, 2).reshape(t * n, d).reshape(t, n, d)  # one copy at most, kept contiguous
+    projected = _flat(x_tm[:steps]) @ Wx
+    projected += bias
+    return x_tm, projected.reshape(x_tm[:steps].shape[0], n, Wx.shape[1])
 
 
-def _input_grad(dA, Wx):
-    """``dx`` ``(N, T, D)`` from the time-major pre-activation gradients ``dA`` ``(T, N, kH)``."""
+def _input_grad(dA, Wx, steps=None):
+    """``dx`` ``(N, T, D)`` from the time-major pre-activation gradients ``dA`` ``(T, N, kH)``,
+    of which only the first ``steps`` (all by default) can be nonzero."""
     t, n, _ = dA.shape
-    return (_flat(dA) @ Wx.T).reshape(t, n, -1).transpose(1, 0, 2)
+    if steps is None or steps == t:
+        return (_flat(dA) @ Wx.T).reshape(t, n, -1).transpose(1, 0, 2)
+    dx = backend.get_array_module(dA).zeros((t, n, Wx.shape[0]), dtype=dA.dtype)
+    backend.get_array_module(dA).matmul(_flat(dA[:steps]), Wx.T, out=_flat(dx[:steps]))
+    return dx.transpose(1, 0, 2)
+
+
+def _active_rows(caches, arrays):
+    """Each call's per-step array ``(T_i, N, K)`` cut to its active steps (:func:`_active_steps`), stacked
+    ``(sum of active steps * N, K)``: the padded tail adds nothing to a weight gradient."""
+    return _stacked([a[:_active_steps(c.mask, a.shape[0])] for c, a in zip(caches, arrays)])
 
 
 def _stacked(arrays):
@@ -137,17 +183,56 @@ def _batch_first_outputs(states, mask):
 
 
 def _initial_grad(name, value, like):
-    """An upstream gradient for a final state: the given array (shape-checked) or zeros."""
+    """An upstream gradient for a final state in a new array that the step loop may
+    overwrite: a copy of the given array (shape-checked), or zeros."""
     if value is None:
         return backend.get_array_module(like).zeros_like(like)
     check_shape(name, value, tuple(like.shape))
-    return value
+    return value.copy()
+
+
+def _padded(mask):
+    """``(T, N, 1)`` booleans, True at padded steps (where the state is carried over); ``None`` without a mask."""
+    return None if mask is None else mask == 0
+
+
+def _carry_over(state, prev, padded_t):
+    """The padding mix :math:`h_t = m_t \\tilde h_t + (1 - m_t) h_{t-1}` applied in place to
+    ``state`` (which holds :math:`\\tilde h_t`) as a selection, exact like the product by 0/1."""
+    if padded_t is not None:
+        backend.get_array_module(state).copyto(state, prev, where=padded_t)
+
+
+def _total_grad(delta, dh_t, mask_t, out):
+    """:math:`g_t = \\delta_t + m_t\\, dh_t` into ``out``."""
+    xp = backend.get_array_module(delta)
+    if mask_t is None:
+        return xp.add(delta, dh_t, out=out)
+    xp.multiply(mask_t, dh_t, out=out)
+    out += delta
+    return out
+
+
+def _add_carried_grad(delta, g, mask_t, scratch):
+    """:math:`\\delta_{t-1} \\mathrel{+}= (1 - m_t)\\, g_t` in place (nothing without a mask)."""
+    if mask_t is not None:
+        xp = backend.get_array_module(delta)
+        xp.multiply(1 - mask_t, g, out=scratch)
+        delta += scratch
 
 
 def _check_dh(dh, states):
     t, n, hidden = states.shape
     check_shape("dh", dh, (n, t - 1, hidden))
     return dh.transpose(1, 0, 2)
+
+
+def _tail_norms(t_steps: int, active: int, delta):
+    """The ``(T,)`` array of step norms with the all-padding tail filled in: there :math:`g_t`
+    is the gradient from the end, unchanged (the loop fills the first ``active``)."""
+    norms = backend.get_array_module(delta).empty(t_steps, dtype=delta.dtype)
+    norms[active:] = _norm(delta)
+    return norms
 
 
 def _norm(g):
@@ -214,11 +299,6 @@ class RNNCache(NamedTuple):
     h_last: Any  # (N, H) final state h[T]: each sequence's last valid state
 
 
-def _mix(mask_t, new, prev):
-    """State update with padding: ``new`` where ``mask_t`` is 1, ``prev`` where it is 0 (exact)."""
-    return new if mask_t is None else mask_t * new + (1 - mask_t) * prev
-
-
 def rnn_forward(x, h0, Wx, Wh, b, valid_lens=None):
     """A vanilla (tanh) RNN over a whole sequence.
 
@@ -241,16 +321,26 @@ def rnn_forward(x, h0, Wx, Wh, b, valid_lens=None):
         ``h`` ``(N, T, H)`` (the outputs :math:`y_t`, zero at padded steps) and an
         :class:`RNNCache` whose ``h_last`` ``(N, H)`` is the final state.
     """
-    n, _, hidden = _check_inputs(x, h0, 1, Wx, Wh, {"b": b}, sequence=True, h_name="h0")
+    n, _, _ = _check_inputs(x, h0, 1, Wx, Wh, {"b": b}, sequence=True, h_name="h0")
+    return _rnn_run(x, h0, Wx, Wh, b, _time_mask(valid_lens, n, x.shape[1], x))
+
+
+def _rnn_run(x, h0, Wx, Wh, b, mask):
+    """:func:`rnn_forward` after its checks, with ``mask`` ``(T, N, 1)`` built (the layers call this)."""
     xp = backend.get_array_module(x)
-    t_steps = x.shape[1]
-    mask = _time_mask(valid_lens, n, t_steps, x)
-    x_tm, xw = _input_projection(x, Wx, b)
-    hs = xp.empty((t_steps + 1, n, hidden), dtype=x.dtype)
+    n, t_steps, _ = x.shape
+    active = _active_steps(mask, t_steps)
+    x_tm, xw = _input_projection(x, Wx, b, active)
+    padded = _padded(mask)
+    hs = xp.empty((t_steps + 1, n, Wh.shape[0]), dtype=x.dtype)
     hs[0] = h0
-    for t in range(t_steps):
-        new_h = xp.tanh(xw[t] + hs[t] @ Wh)
-        hs[t + 1] = _mix(None if mask is None else mask[t], new_h, hs[t])
+    for t in range(active):
+        xp.matmul(hs[t], Wh, out=hs[t + 1])  # the new state is computed in its own slot
+        hs[t + 1] += xw[t]
+        xp.tanh(hs[t + 1], out=hs[t + 1])
+        _carry_over(hs[t + 1], hs[t], None if padded is None else padded[t])
+    if active < t_steps:
+        hs[active + 1:] = hs[active]
     out = _batch_first_outputs(hs[1:], mask)
     return out, RNNCache(x_tm, hs, mask, Wx, Wh, hs[t_steps])
 
@@ -295,23 +385,35 @@ def rnn_backward_data(dh, cache: RNNCache, dh_last=None, return_step_norms=False
         ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dA`` ``(T, N, H)`` (:math:`da_t`, time-major)
         [, ``step_norms`` ``(T,)``].
     """
+    dh_tm = _check_dh(dh, cache.h)
+    return _rnn_backward_run(dh_tm, cache, _initial_grad("dh_last", dh_last, cache.h_last), return_step_norms)
+
+
+def _rnn_backward_run(dh_tm, cache: RNNCache, delta, return_step_norms):
+    """:func:`rnn_backward_data` after its checks: ``dh_tm`` ``(T, N, H)`` is time-major, ``delta``
+    the gradient of the final state in a writable array."""
     x_tm, hs, mask, Wx, Wh, h_last = cache
     xp = backend.get_array_module(hs)
-    dh_tm = _check_dh(dh, hs)
-    delta = _initial_grad("dh_last", dh_last, h_last)
     t_steps = hs.shape[0] - 1
     dA = xp.empty((t_steps,) + hs.shape[1:], dtype=hs.dtype)
-    norms = xp.empty(t_steps, dtype=hs.dtype) if return_step_norms else None
-    for t in reversed(range(t_steps)):
+    active = _active_steps(mask, t_steps)
+    dA[active:] = 0
+    norms = _tail_norms(t_steps, active, delta) if return_step_norms else None
+    g, scratch = xp.empty_like(delta), xp.empty_like(delta)
+    for t in reversed(range(active)):
         m = None if mask is None else mask[t]
-        g = delta + (dh_tm[t] if m is None else m * dh_tm[t])
+        _total_grad(delta, dh_tm[t], m, g)
         if norms is not None:
             norms[t] = _norm(g)
-        xp.multiply(g if m is None else m * g, 1 - hs[t + 1] * hs[t + 1], out=dA[t])
-        delta = dA[t] @ Wh.T
+        da = dA[t]
+        xp.multiply(hs[t + 1], hs[t + 1], out=da)
+        xp.subtract(1, da, out=da)
+        da *= g
         if m is not None:
-            delta += (1 - m) * g
-    grads = (_input_grad(dA, Wx), delta, dA)
+            da *= m
+        xp.matmul(da, Wh.T, out=delta)
+        _add_carried_grad(delta, g, m, scratch)
+    grads = (_input_grad(dA, Wx, active), delta, dA)
     return grads + (norms,) if return_step_norms else grads
 
 
@@ -331,9 +433,9 @@ def rnn_backward_weights(caches, dAs):
         ``dWx`` ``(D, H)``, ``dWh`` ``(H, H)``, ``db`` ``(H,)``.
     """
     _check_calls(caches, dAs)
-    dA = _stacked(dAs)
-    dWx = _stacked([c.x for c in caches]).T @ dA
-    dWh = _stacked([c.h[:-1] for c in caches]).T @ dA
+    dA = _active_rows(caches, dAs)
+    dWx = _active_rows(caches, [c.x for c in caches]).T @ dA
+    dWh = _active_rows(caches, [c.h[:-1] for c in caches]).T @ dA
     return dWx, dWh, dA.sum(axis=0)
 
 
@@ -348,29 +450,59 @@ class LSTMStepCache(NamedTuple):
     tanh_c: Any  # (N, H) tanh(next_c)
 
 
-def _lstm_cell(a, prev_c, gates, tanh_c):
-    """LSTM cell from pre-activations ``a`` ``(N, 4H)``: writes ``gates`` and ``tanh_c``;
-    returns ``(next_c, next_h)``."""
-    xp = backend.get_array_module(a)
+def _lstm_cell(gates, prev_c, tanh_c, next_c, next_h):
+    """LSTM cell in place: ``gates`` ``(N, 4H)`` holds the pre-activations ``a`` on entry and
+    the activations ``[i, f, o, g]`` on return; writes ``tanh_c``, ``next_c`` and ``next_h``.
+
+    The equations of :func:`lstm_step_forward`, with no temporaries (``next_h``
+    holds :math:`i \\odot g` until it is overwritten by :math:`o \\odot \\tanh c_{next}`).
+    """
+    xp = backend.get_array_module(gates)
     hidden = prev_c.shape[1]
-    gates[:, :3 * hidden] = sigmoid(a[:, :3 * hidden])
-    xp.tanh(a[:, 3 * hidden:], out=gates[:, 3 * hidden:])
+    sigmoid(gates[:, :3 * hidden], out=gates[:, :3 * hidden])
+    xp.tanh(gates[:, 3 * hidden:], out=gates[:, 3 * hidden:])
     i, f, o, g = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
-    next_c = f * prev_c + i * g
+    xp.multiply(f, prev_c, out=next_c)
+    next_c += xp.multiply(i, g, out=next_h)
     xp.tanh(next_c, out=tanh_c)
-    return next_c, o * tanh_c
+    return xp.multiply(o, tanh_c, out=next_h)
 
 
-def _lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da):
-    """Writes :math:`\\partial L/\\partial a` into ``da`` ``(N, 4H)``; returns the cell path's ``dprev_c``."""
+def _lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da, dprev_c):
+    """Writes :math:`\\partial L/\\partial a` into ``da`` ``(N, 4H)`` and the cell path's
+    ``dprev_c`` ``(N, H)`` (which may be ``dnext_c`` itself: that is read first).
+
+    The equations of :func:`lstm_step_backward`, each gate's gradient built inside its
+    slice of ``da``; :math:`dc` is kept in the ``g`` slice until that slice's own turn.
+    """
+    xp = backend.get_array_module(gates)
     hidden = prev_c.shape[1]
     i, f, o, g = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
-    dc = dnext_c + dnext_h * o * (1 - tanh_c * tanh_c)
-    da[:, :hidden] = dc * g * i * (1 - i)
-    da[:, hidden:2 * hidden] = dc * prev_c * f * (1 - f)
-    da[:, 2 * hidden:3 * hidden] = dnext_h * tanh_c * o * (1 - o)
-    da[:, 3 * hidden:] = dc * i * (1 - g * g)
-    return dc * f
+    dai, daf, dao, dag = (da[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    dc = dao
+    xp.multiply(tanh_c, tanh_c, out=dc)
+    xp.subtract(1, dc, out=dc)
+    dc *= o
+    dc *= dnext_h
+    dc += dnext_c                      # dc = dc_next + dh_next o (1 - tanh^2 c_next)
+    xp.subtract(1, i, out=dai)
+    dai *= i
+    dai *= g
+    dai *= dc
+    xp.subtract(1, f, out=daf)
+    daf *= f
+    daf *= prev_c
+    daf *= dc
+    xp.multiply(g, g, out=dag)
+    xp.subtract(1, dag, out=dag)
+    dag *= i
+    dag *= dc
+    xp.multiply(dc, f, out=dprev_c)
+    xp.subtract(1, o, out=dao)         # dc is spent: its slice now takes da_o
+    dao *= o
+    dao *= tanh_c
+    dao *= dnext_h
+    return dprev_c
 
 
 def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
@@ -395,10 +527,12 @@ def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
     _check_inputs(x, prev_h, 4, Wx, Wh, {"b": b}, sequence=False, h_name="prev_h",
                   c=prev_c, c_name="prev_c")
     xp = backend.get_array_module(x)
-    a = x @ Wx + prev_h @ Wh + b
-    gates = xp.empty_like(a)
+    gates = x @ Wx
+    gates += prev_h @ Wh
+    gates += b
     tanh_c = xp.empty_like(prev_c)
-    next_c, next_h = _lstm_cell(a, prev_c, gates, tanh_c)
+    next_c, next_h = xp.empty_like(prev_c), xp.empty_like(prev_h)
+    _lstm_cell(gates, prev_c, tanh_c, next_c, next_h)
     return next_h, next_c, LSTMStepCache(x, prev_h, prev_c, Wx, Wh, gates, tanh_c)
 
 
@@ -427,8 +561,9 @@ def lstm_step_backward(dnext_h, dnext_c, cache: LSTMStepCache):
     x, prev_h, prev_c, Wx, Wh, gates, tanh_c = cache
     check_shape("dnext_h", dnext_h, tuple(prev_h.shape))
     check_shape("dnext_c", dnext_c, tuple(prev_c.shape))
-    da = backend.get_array_module(gates).empty_like(gates)
-    dprev_c = _lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da)
+    xp = backend.get_array_module(gates)
+    da = xp.empty_like(gates)
+    dprev_c = _lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da, xp.empty_like(prev_c))
     return da @ Wx.T, da @ Wh.T, dprev_c, x.T @ da, prev_h.T @ da, da.sum(axis=0)
 
 
@@ -467,22 +602,33 @@ def lstm_seq_forward(x, h0, c0, Wx, Wh, b, valid_lens=None):
         ``h`` ``(N, T, H)`` (the outputs :math:`y_t`) and an :class:`LSTMCache` whose
         ``h_last``, ``c_last`` ``(N, H)`` are the final states.
     """
-    n, _, hidden = _check_inputs(x, h0, 4, Wx, Wh, {"b": b}, sequence=True, h_name="h0",
-                                 c=c0, c_name="c0")
+    n, _, _ = _check_inputs(x, h0, 4, Wx, Wh, {"b": b}, sequence=True, h_name="h0", c=c0, c_name="c0")
+    return _lstm_run(x, h0, c0, Wx, Wh, b, _time_mask(valid_lens, n, x.shape[1], x))
+
+
+def _lstm_run(x, h0, c0, Wx, Wh, b, mask):
+    """:func:`lstm_seq_forward` after its checks, with ``mask`` ``(T, N, 1)`` built (the layers call this)."""
     xp = backend.get_array_module(x)
-    t_steps = x.shape[1]
-    mask = _time_mask(valid_lens, n, t_steps, x)
-    x_tm, xw = _input_projection(x, Wx, b)
+    n, t_steps, _ = x.shape
+    hidden = Wh.shape[0]
+    active = _active_steps(mask, t_steps)
+    x_tm, xw = _input_projection(x, Wx, b, active)
     hs = xp.empty((t_steps + 1, n, hidden), dtype=x.dtype)
     cs = xp.empty_like(hs)
     gates = xp.empty((t_steps, n, 4 * hidden), dtype=x.dtype)
     tanh_c = xp.empty((t_steps, n, hidden), dtype=x.dtype)
+    padded = _padded(mask)
     hs[0], cs[0] = h0, c0
-    for t in range(t_steps):
-        new_c, new_h = _lstm_cell(xw[t] + hs[t] @ Wh, cs[t], gates[t], tanh_c[t])
-        m = None if mask is None else mask[t]
-        cs[t + 1] = _mix(m, new_c, cs[t])
-        hs[t + 1] = _mix(m, new_h, hs[t])
+    for t in range(active):
+        xp.matmul(hs[t], Wh, out=gates[t])
+        gates[t] += xw[t]
+        _lstm_cell(gates[t], cs[t], tanh_c[t], cs[t + 1], hs[t + 1])
+        pad = None if padded is None else padded[t]
+        _carry_over(cs[t + 1], cs[t], pad)
+        _carry_over(hs[t + 1], hs[t], pad)
+    if active < t_steps:
+        hs[active + 1:], cs[active + 1:] = hs[active], cs[active]
+        gates[active:], tanh_c[active:] = 0, 0
     out = _batch_first_outputs(hs[1:], mask)
     return out, LSTMCache(x_tm, hs, cs, gates, tanh_c, mask, Wx, Wh, hs[t_steps], cs[t_steps])
 
@@ -528,27 +674,38 @@ def lstm_seq_backward_data(dh, cache: LSTMCache, dh_last=None, dc_last=None, ret
         ``dx`` ``(N, T, D)``, ``dh0``, ``dc0`` ``(N, H)``, ``dA`` ``(T, N, 4H)`` (:math:`da_t`,
         time-major) [, ``step_norms`` ``(T,)``].
     """
+    dh_tm = _check_dh(dh, cache.h)
+    delta_h = _initial_grad("dh_last", dh_last, cache.h_last)
+    delta_c = _initial_grad("dc_last", dc_last, cache.c_last)
+    return _lstm_backward_run(dh_tm, cache, delta_h, delta_c, return_step_norms)
+
+
+def _lstm_backward_run(dh_tm, cache: LSTMCache, delta_h, delta_c, return_step_norms):
+    """:func:`lstm_seq_backward_data` after its checks: ``dh_tm`` ``(T, N, H)`` is time-major,
+    ``delta_h``, ``delta_c`` the final states' gradients in writable arrays."""
     x_tm, hs, cs, gates, tanh_c, mask, Wx, Wh, h_last, c_last = cache
     xp = backend.get_array_module(hs)
-    dh_tm = _check_dh(dh, hs)
-    delta_h = _initial_grad("dh_last", dh_last, h_last)
-    delta_c = _initial_grad("dc_last", dc_last, c_last)
     t_steps = gates.shape[0]
     dA = xp.empty_like(gates)
-    norms = xp.empty(t_steps, dtype=hs.dtype) if return_step_norms else None
-    for t in reversed(range(t_steps)):
+    active = _active_steps(mask, t_steps)
+    dA[active:] = 0
+    norms = _tail_norms(t_steps, active, delta_h) if return_step_norms else None
+    g, gm, cm = xp.empty_like(delta_h), xp.empty_like(delta_h), xp.empty_like(delta_c)
+    for t in reversed(range(active)):
         m = None if mask is None else mask[t]
-        g = delta_h + (dh_tm[t] if m is None else m * dh_tm[t])
+        _total_grad(delta_h, dh_tm[t], m, g)
         if norms is not None:
             norms[t] = _norm(g)
         if m is None:
-            delta_c = _lstm_cell_backward(g, delta_c, gates[t], cs[t], tanh_c[t], dA[t])
-            delta_h = dA[t] @ Wh.T
+            _lstm_cell_backward(g, delta_c, gates[t], cs[t], tanh_c[t], dA[t], delta_c)
         else:
-            dprev_c = _lstm_cell_backward(m * g, m * delta_c, gates[t], cs[t], tanh_c[t], dA[t])
-            delta_c = dprev_c + (1 - m) * delta_c
-            delta_h = dA[t] @ Wh.T + (1 - m) * g
-    grads = (_input_grad(dA, Wx), delta_h, delta_c, dA)
+            xp.multiply(m, delta_c, out=cm)
+            _lstm_cell_backward(xp.multiply(m, g, out=gm), cm, gates[t], cs[t], tanh_c[t], dA[t], cm)
+            delta_c *= 1 - m               # delta^c_{t-1} = dc f + (1 - m) delta^c_t
+            delta_c += cm
+        xp.matmul(dA[t], Wh.T, out=delta_h)
+        _add_carried_grad(delta_h, g, m, gm)
+    grads = (_input_grad(dA, Wx, active), delta_h, delta_c, dA)
     return grads + (norms,) if return_step_norms else grads
 
 
@@ -564,9 +721,9 @@ def lstm_backward_weights(caches, dAs):
         ``dWx`` ``(D, 4H)``, ``dWh`` ``(H, 4H)``, ``db`` ``(4H,)``.
     """
     _check_calls(caches, dAs)
-    dA = _stacked(dAs)
-    dWx = _stacked([c.x for c in caches]).T @ dA
-    dWh = _stacked([c.h[:-1] for c in caches]).T @ dA
+    dA = _active_rows(caches, dAs)
+    dWx = _active_rows(caches, [c.x for c in caches]).T @ dA
+    dWh = _active_rows(caches, [c.h[:-1] for c in caches]).T @ dA
     return dWx, dWh, dA.sum(axis=0)
 
 
@@ -620,44 +777,91 @@ def _gru_fold_biases(bx, bh, reset_after: bool):
     return folded
 
 
-def _gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, aux):
+def _gate_blocks(a):
+    """A contiguous ``(N, 3H)`` row block seen as ``(N, 3, H)``: ``[:, k]`` is gate ``k`` (a view)."""
+    return a.reshape(a.shape[0], 3, -1)
+
+
+def _gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, aux, out, hh, scratch):
     """GRU cell from input pre-activations ``ax`` ``(N, 3H)`` (biases folded in, see
-    :func:`_gru_fold_biases`): writes ``gates`` ``[r, z, n]`` and ``aux`` (``r*h`` or
-    ``h Whn + bhn``); returns the new state."""
+    :func:`_gru_fold_biases`): writes ``gates`` ``[r, z, n]`` (a contiguous ``(N, 3H)`` block),
+    ``aux`` (``r*h`` or ``h Whn + bhn``) and the new state ``out`` ``(N, H)``. ``hh``
+    ``(N, 3H)`` holds ``h Wh`` and ``scratch`` ``(3, N, H)`` the gates while they are computed.
+
+    The equations of :func:`gru_step_forward`, evaluated without temporaries. Each gate
+    is computed in its own contiguous ``(N, H)`` block of ``scratch`` (elementwise work on
+    the strided column blocks of ``gates`` costs up to three times as much) and the three
+    are copied into ``gates`` at once; :math:`h' = (1 - z) \\odot n + z \\odot h` is evaluated
+    as :math:`n + z \\odot (h - n)` (three passes, not five).
+    """
     xp = backend.get_array_module(ax)
     hidden = h.shape[1]
     h2 = 2 * hidden
+    r, z, n = scratch
     if reset_after:
-        hh = h @ Wh
-        gates[:, :h2] = sigmoid(ax[:, :h2] + hh[:, :h2])
-        xp.add(hh[:, h2:], bhn, out=aux)
-        n_pre = ax[:, h2:] + gates[:, :hidden] * aux
+        xp.matmul(h, Wh, out=hh)
     else:
-        gates[:, :h2] = sigmoid(ax[:, :h2] + h @ Wh[:, :h2])
-        xp.multiply(gates[:, :hidden], h, out=aux)
-        n_pre = ax[:, h2:] + aux @ Wh[:, h2:]
-    xp.tanh(n_pre, out=gates[:, h2:])
-    z, n = gates[:, hidden:h2], gates[:, h2:]
-    return (1 - z) * n + z * h
+        xp.matmul(h, Wh[:, :h2], out=hh[:, :h2])
+    xp.add(ax[:, :hidden], hh[:, :hidden], out=r)
+    xp.add(ax[:, hidden:h2], hh[:, hidden:h2], out=z)
+    sigmoid(scratch[:2], out=scratch[:2])
+    if reset_after:
+        xp.add(hh[:, h2:], bhn, out=aux)
+        xp.multiply(r, aux, out=n)
+    else:
+        xp.multiply(r, h, out=aux)
+        xp.matmul(aux, Wh[:, h2:], out=n)
+    n += ax[:, h2:]
+    xp.tanh(n, out=n)
+    _gate_blocks(gates)[...] = scratch.transpose(1, 0, 2)
+    xp.subtract(h, n, out=out)
+    out *= z
+    out += n
+    return out
 
 
-def _gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after: bool, dax, dah):
-    """Writes the input-side pre-activation gradient into ``dax`` ``(N, 3H)`` and, for
-    ``reset_after``, the hidden-side one into ``dah``; returns ``dprev_h``."""
+def _gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after: bool, dax, dah, dprev_h, scratch):
+    """Writes the input-side pre-activation gradient into ``dax`` ``(N, 3H)``, for
+    ``reset_after`` the hidden-side one into ``dah`` (both contiguous), and ``dprev_h``
+    ``(N, H)``; ``scratch`` is an ``(8, N, H)`` buffer.
+
+    The equations of :func:`gru_step_backward`, evaluated without temporaries on
+    contiguous ``(N, H)`` blocks of ``scratch`` (the gates are copied there once, and each
+    gradient block is built there and copied out at once), with two shared factors:
+    :math:`dh' \\odot z` (the direct path to :math:`h`) and :math:`dh' \\odot (1 - z) = dh' - dh' \\odot z`.
+    """
+    xp = backend.get_array_module(gates)
     hidden = h.shape[1]
     h2 = 2 * hidden
-    r, z, n = gates[:, :hidden], gates[:, hidden:h2], gates[:, h2:]
-    dan = dnext_h * (1 - z) * (1 - n * n)
-    dax[:, hidden:h2] = dnext_h * (h - n) * z * (1 - z)
-    dax[:, h2:] = dan
+    r, z, n, dar, daz, dan, direct, gated = scratch
+    scratch[:3] = _gate_blocks(gates).transpose(1, 0, 2)
+    xp.multiply(dnext_h, z, out=direct)
+    xp.subtract(dnext_h, direct, out=gated)
+    xp.multiply(n, n, out=dan)
+    xp.subtract(1, dan, out=dan)
+    dan *= gated                       # dh' (1 - z) (1 - n^2)
+    xp.subtract(h, n, out=daz)
+    daz *= z
+    daz *= gated                       # dh' (h - n) z (1 - z)
+    xp.subtract(1, r, out=dar)
+    dar *= r                           # r (1 - r)
     if reset_after:
-        dax[:, :hidden] = dan * aux * r * (1 - r)
-        dah[:, :h2] = dax[:, :h2]
-        dah[:, h2:] = dan * r
-        return dnext_h * z + dah @ Wh.T
-    drh = dan @ Wh[:, h2:].T
-    dax[:, :hidden] = drh * h * r * (1 - r)
-    return dnext_h * z + drh * r + dax[:, :h2] @ Wh[:, :h2].T
+        dar *= aux
+        dar *= dan                     # da_n eta r (1 - r)
+        _gate_blocks(dax)[...] = scratch[3:6].transpose(1, 0, 2)
+        dan *= r                       # the hidden side: [da_r, da_z, da_n r]
+        _gate_blocks(dah)[...] = scratch[3:6].transpose(1, 0, 2)
+        xp.matmul(dah, Wh.T, out=dprev_h)
+    else:
+        drh = xp.matmul(dan, Wh[:, h2:].T, out=gated)
+        dar *= h
+        dar *= drh                     # drho h r (1 - r)
+        _gate_blocks(dax)[...] = scratch[3:6].transpose(1, 0, 2)
+        xp.matmul(dax[:, :h2], Wh[:, :h2].T, out=dprev_h)
+        drh *= r
+        dprev_h += drh
+    dprev_h += direct
+    return dprev_h
 
 
 def _gru_weight_grads(h_prev, aux, dax, dah, reset_after: bool):
@@ -698,10 +902,12 @@ def gru_step_forward(x, prev_h, Wx, Wh, bx, bh, reset_after=False):
     _check_inputs(x, prev_h, 3, Wx, Wh, {"bx": bx, "bh": bh}, sequence=False, h_name="prev_h")
     xp = backend.get_array_module(x)
     hidden = prev_h.shape[1]
-    ax = x @ Wx + _gru_fold_biases(bx, bh, reset_after)
+    ax = x @ Wx
+    ax += _gru_fold_biases(bx, bh, reset_after)
     gates = xp.empty_like(ax)
     aux = xp.empty_like(prev_h)
-    next_h = _gru_cell(ax, prev_h, Wh, bh[2 * hidden:], reset_after, gates, aux)
+    next_h = _gru_cell(ax, prev_h, Wh, bh[2 * hidden:], reset_after, gates, aux, xp.empty_like(prev_h),
+                       xp.empty_like(ax), xp.empty((3,) + prev_h.shape, dtype=prev_h.dtype))
     cache = GRUStepCache(x, prev_h, Wx, Wh, gates, None if reset_after else aux,
                          aux if reset_after else None, bool(reset_after))
     return next_h, cache
@@ -745,7 +951,8 @@ def gru_step_backward(dnext_h, cache: GRUStepCache):
     aux = hn if reset_after else rh
     dax = xp.empty_like(gates)
     dah = xp.empty_like(gates) if reset_after else None
-    dprev_h = _gru_cell_backward(dnext_h, prev_h, gates, aux, Wh, reset_after, dax, dah)
+    dprev_h = _gru_cell_backward(dnext_h, prev_h, gates, aux, Wh, reset_after, dax, dah,
+                                 xp.empty_like(prev_h), xp.empty((8,) + prev_h.shape, dtype=prev_h.dtype))
     dWh, dbh = _gru_weight_grads(prev_h, aux, dax, dah, reset_after)
     return dax @ Wx.T, dprev_h, x.T @ dax, dWh, dax.sum(axis=0), dbh
 
@@ -781,19 +988,31 @@ def gru_forward(x, h0, Wx, Wh, bx, bh, reset_after=False, valid_lens=None):
         ``h`` ``(N, T, H)`` (the outputs :math:`y_t`) and a :class:`GRUCache` whose ``h_last``
         ``(N, H)`` is the final state.
     """
-    n, _, hidden = _check_inputs(x, h0, 3, Wx, Wh, {"bx": bx, "bh": bh}, sequence=True, h_name="h0")
+    n, _, _ = _check_inputs(x, h0, 3, Wx, Wh, {"bx": bx, "bh": bh}, sequence=True, h_name="h0")
+    return _gru_run(x, h0, Wx, Wh, bx, bh, reset_after, _time_mask(valid_lens, n, x.shape[1], x))
+
+
+def _gru_run(x, h0, Wx, Wh, bx, bh, reset_after, mask):
+    """:func:`gru_forward` after its checks, with ``mask`` ``(T, N, 1)`` built (the layers call this)."""
     xp = backend.get_array_module(x)
-    t_steps = x.shape[1]
-    mask = _time_mask(valid_lens, n, t_steps, x)
-    x_tm, ax = _input_projection(x, Wx, _gru_fold_biases(bx, bh, reset_after))
+    n, t_steps, _ = x.shape
+    hidden = Wh.shape[0]
+    active = _active_steps(mask, t_steps)
+    x_tm, ax = _input_projection(x, Wx, _gru_fold_biases(bx, bh, reset_after), active)
+    padded = _padded(mask)
     hs = xp.empty((t_steps + 1, n, hidden), dtype=x.dtype)
     gates = xp.empty((t_steps, n, 3 * hidden), dtype=x.dtype)
     aux = xp.empty((t_steps, n, hidden), dtype=x.dtype)
+    hh = xp.empty((n, 3 * hidden), dtype=x.dtype)
+    scratch = xp.empty((3, n, hidden), dtype=x.dtype)
     hs[0] = h0
     bhn = bh[2 * hidden:]
-    for t in range(t_steps):
-        new_h = _gru_cell(ax[t], hs[t], Wh, bhn, reset_after, gates[t], aux[t])
-        hs[t + 1] = _mix(None if mask is None else mask[t], new_h, hs[t])
+    for t in range(active):
+        _gru_cell(ax[t], hs[t], Wh, bhn, reset_after, gates[t], aux[t], hs[t + 1], hh, scratch)
+        _carry_over(hs[t + 1], hs[t], None if padded is None else padded[t])
+    if active < t_steps:
+        hs[active + 1:] = hs[active]
+        gates[active:], aux[active:] = 0, 0
     out = _batch_first_outputs(hs[1:], mask)
     cache = GRUCache(x_tm, hs, gates, None if reset_after else aux, aux if reset_after else None,
                      mask, Wx, Wh, bool(reset_after), hs[t_steps])
@@ -839,25 +1058,37 @@ def gru_backward_data(dh, cache: GRUCache, dh_last=None, return_step_norms=False
         ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, a :class:`GRUPreactGrads`
         [, ``step_norms`` ``(T,)``].
     """
+    dh_tm = _check_dh(dh, cache.h)
+    return _gru_backward_run(dh_tm, cache, _initial_grad("dh_last", dh_last, cache.h_last), return_step_norms)
+
+
+def _gru_backward_run(dh_tm, cache: GRUCache, delta, return_step_norms):
+    """:func:`gru_backward_data` after its checks: ``dh_tm`` ``(T, N, H)`` is time-major, ``delta``
+    the gradient of the final state in a writable array."""
     x_tm, hs, gates, rh, hn, mask, Wx, Wh, reset_after, h_last = cache
     xp = backend.get_array_module(hs)
-    dh_tm = _check_dh(dh, hs)
-    delta = _initial_grad("dh_last", dh_last, h_last)
     aux = hn if reset_after else rh
     t_steps = gates.shape[0]
     dax = xp.empty_like(gates)
     dah = xp.empty_like(gates) if reset_after else None
-    norms = xp.empty(t_steps, dtype=hs.dtype) if return_step_norms else None
-    for t in reversed(range(t_steps)):
+    active = _active_steps(mask, t_steps)
+    if active < t_steps:
+        dax[active:] = 0
+        if dah is not None:
+            dah[active:] = 0
+    norms = _tail_norms(t_steps, active, delta) if return_step_norms else None
+    g, gm = xp.empty_like(delta), xp.empty_like(delta)
+    scratch = xp.empty((8,) + delta.shape, dtype=delta.dtype)
+    for t in reversed(range(active)):
         m = None if mask is None else mask[t]
-        g = delta + (dh_tm[t] if m is None else m * dh_tm[t])
+        _total_grad(delta, dh_tm[t], m, g)
         if norms is not None:
             norms[t] = _norm(g)
-        delta = _gru_cell_backward(g if m is None else m * g, hs[t], gates[t], aux[t], Wh,
-                                   reset_after, dax[t], None if dah is None else dah[t])
-        if m is not None:
-            delta += (1 - m) * g
-    grads = (_input_grad(dax, Wx), delta, GRUPreactGrads(dax, dah))
+        # delta_{t-1} = dh + (1 - m_t) g_t; delta_t is spent, so its buffer takes dh
+        _gru_cell_backward(g if m is None else xp.multiply(m, g, out=gm), hs[t], gates[t], aux[t], Wh,
+                           reset_after, dax[t], None if dah is None else dah[t], delta, scratch)
+        _add_carried_grad(delta, g, m, gm)
+    grads = (_input_grad(dax, Wx, active), delta, GRUPreactGrads(dax, dah))
     return grads + (norms,) if return_step_norms else grads
 
 
@@ -878,9 +1109,9 @@ def gru_backward_weights(caches, preacts):
     """
     _check_calls(caches, preacts)
     reset_after = caches[0].reset_after
-    dax = _stacked([p.dax for p in preacts])
-    dah = _stacked([p.dah for p in preacts]) if reset_after else None
-    aux = _stacked([c.hn if reset_after else c.rh for c in caches])
-    dWh, dbh = _gru_weight_grads(_stacked([c.h[:-1] for c in caches]), aux, dax, dah, reset_after)
-    return _stacked([c.x for c in caches]).T @ dax, dWh, dax.sum(axis=0), dbh
+    dax = _active_rows(caches, [p.dax for p in preacts])
+    dah = _active_rows(caches, [p.dah for p in preacts]) if reset_after else None
+    aux = _active_rows(caches, [c.hn if reset_after else c.rh for c in caches])
+    dWh, dbh = _gru_weight_grads(_active_rows(caches, [c.h[:-1] for c in caches]), aux, dax, dah, reset_after)
+    return _active_rows(caches, [c.x for c in caches]).T @ dax, dWh, dax.sum(axis=0), dbh
 

@@ -171,6 +171,7 @@ class _StepGrads:
 class _DecoderCall(NamedTuple):
     num_steps: int
     state: DecoderState  # the initial state, for the shapes of its gradients
+    teacher_forced: bool  # embedding and output layer ran once over all steps (no scheduled sampling)
 
 
 class Decoder(Module):
@@ -184,6 +185,11 @@ class Decoder(Module):
     ``T`` steps with teacher forcing: step ``t`` reads ``tgt_in[:, t]``, except that
     with ``sampling_ratio > 0`` each example reads, with that probability, the
     model's own previous argmax instead (scheduled sampling, Bengio et al. 2015).
+    With pure teacher forcing every input token is known before the first step, so
+    the embedding looks up all ``T`` tokens at once and the output layer projects the
+    features of all steps at once (one product each way instead of ``T``); only the
+    recurrence and the attention go step by step. The numbers are those of ``T`` calls
+    of ``step``.
     ``backward(dlogits) -> (denc_outputs, denc_state)``.
     ``step(tokens, state) -> (logits (N, V), state, weights (N, S) or None)`` is one step,
     for greedy and beam search (under ``no_grad``).
@@ -222,20 +228,30 @@ class Decoder(Module):
         xp = backend.get_array_module(tgt_in)
         n, num_steps = tgt_in.shape
         initial = state
-        logits, weights = [], []
-        tokens = tgt_in[:, 0]
-        for t in range(num_steps):
-            if t > 0:
-                tokens = tgt_in[:, t]
-                if sampling_ratio > 0:
+        weights = []
+        teacher_forced = sampling_ratio == 0
+        if teacher_forced:
+            embedded = self.embedding(tgt_in)
+            features = []
+            for t in range(num_steps):
+                features_t, state, weights_t = self._step(embedded[:, t:t + 1], state)
+                features.append(features_t)
+                weights.append(weights_t)
+            logits = self.dense(xp.concatenate(features, axis=1))
+        else:
+            logits = []
+            tokens = tgt_in[:, 0]
+            for t in range(num_steps):
+                if t > 0:
                     own = xp.asarray(rng.random(n) < sampling_ratio)
-                    tokens = xp.where(own, logits[-1].argmax(axis=-1), tokens)
-            logits_t, state, weights_t = self.step(tokens, state)
-            logits.append(logits_t)
-            weights.append(weights_t)
+                    tokens = xp.where(own, logits[-1].argmax(axis=-1), tgt_in[:, t])
+                logits_t, state, weights_t = self.step(tokens, state)
+                logits.append(logits_t)
+                weights.append(weights_t)
+            logits = xp.stack(logits, axis=1)
         self.attention_weights = None if weights[0] is None else xp.stack(weights, axis=1)
-        self.save_for_backward(_DecoderCall(num_steps, initial))
-        return xp.stack(logits, axis=1), state
+        self.save_for_backward(_DecoderCall(num_steps, initial, teacher_forced))
+        return logits, state
 
     def backward(self, dlogits):
         call = self.pop_cache()
@@ -245,11 +261,19 @@ class Decoder(Module):
         grads = _StepGrads(map_state(xp.zeros_like, init.hidden),
                            None if init.feed is None else xp.zeros_like(init.feed),
                            init.enc_outputs, init.memory)
+        if call.teacher_forced:
+            dfeatures = self.dense.backward(dlogits)
+            dembedded = xp.empty(dfeatures.shape[:2] + (self.embedding.embedding_dim,), dtype=dfeatures.dtype)
         # The recurrent layer ran once per step; its weight gradients are summed over all
         # steps in one product per weight when the loop ends.
         with self.rnn.deferred_weight_grads():
             for t in reversed(range(call.num_steps)):
-                self._step_backward_full(dlogits[:, t], grads)
+                if call.teacher_forced:
+                    dembedded[:, t:t + 1] = self._step_backward(dfeatures[:, t:t + 1], grads)
+                else:
+                    self._step_backward_full(dlogits[:, t], grads)
+        if call.teacher_forced:
+            self.embedding.backward(dembedded)
         return self._finish_backward(grads)
 
     # subclass hooks ------------------------------------------------------------

@@ -137,12 +137,13 @@ class RecurrentBase(Module):
         self.dropout_rng = make_rng(int(rng.integers(2**63)))
 
     # --------------------------------------------------------- subclass hooks
-    def _run_forward(self, x, initial, params, valid_lens):
-        """Functional sequence forward of one layer and direction: ``(outputs, cache, finals)``."""
+    def _run_forward(self, x, initial, params, mask):
+        """Functional sequence forward of one layer and direction (inputs already checked, ``mask``
+        ``(T, N, 1)`` or ``None``): ``(outputs, cache, finals)``."""
         raise NotImplementedError
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        """Functional backward data: ``(dx, dinitial, preact, step_norms or None)``."""
+        """Functional backward data (``dfinals``: writable arrays): ``(dx, dinitial, preact, step_norms or None)``."""
         raise NotImplementedError
 
     def _run_backward_weights(self, caches, preacts):
@@ -233,10 +234,11 @@ class RecurrentBase(Module):
             parts = tuple(xp.zeros(self._state_shape(n), dtype=x.dtype) for _ in range(self._state_parts))
         else:
             parts = self._state_parts_of(state, "state", n, allow_none_parts=False)
-        reverse_index = None
+        reverse_index = mask = None
         if valid_lens is not None:
             check_valid_lens("valid_lens", valid_lens, (n,), t_steps)
             valid_lens = xp.asarray(valid_lens)
+            mask = R._mask_of(valid_lens, t_steps, x)  # the reverse direction's too: it reverses within lengths
             if self.bidirectional:
                 steps = xp.arange(t_steps)[None, :]
                 lens = valid_lens[:, None]
@@ -250,7 +252,7 @@ class RecurrentBase(Module):
                 k = layer * self.num_directions + direction
                 params = [p.data for p in self._params_of(layer, direction)]
                 seq = layer_input if direction == 0 else self._reverse(layer_input, reverse_index)
-                out, cache, last = self._run_forward(seq, [part[k] for part in parts], params, valid_lens)
+                out, cache, last = self._run_forward(seq, [part[k] for part in parts], params, mask)
                 outputs.append(out if direction == 0 else self._reverse(out, reverse_index))
                 caches.append(cache)
                 for collected, value in zip(finals, last):
@@ -289,8 +291,10 @@ class RecurrentBase(Module):
                 dh = dout[..., direction * hidden:(direction + 1) * hidden]
                 if direction == 1:
                     dh = self._reverse(dh, cache.reverse_index)
-                dfinals = [None if part is None else part[k] for part in dparts]
                 direction_cache = layer_cache.directions[direction]
+                finals_like = [direction_cache.h_last] + ([direction_cache.c_last] if self._state_parts == 2 else [])
+                dfinals = [xp.zeros_like(like) if part is None else part[k].copy()
+                           for part, like in zip(dparts, finals_like)]
                 dseq, dstart, preact, step_norms = self._run_backward_data(
                     dh, direction_cache, dfinals, self.record_step_norms)
                 if direction == 1:
@@ -342,12 +346,12 @@ class RNN(RecurrentBase):
     (see :func:`to_torch_state_dict` / :func:`from_torch_state_dict`).
     """
 
-    def _run_forward(self, x, initial, params, valid_lens):
-        out, cache = R.rnn_forward(x, initial[0], *params, valid_lens=valid_lens)
+    def _run_forward(self, x, initial, params, mask):
+        out, cache = R._rnn_run(x, initial[0], *params, mask)
         return out, cache, (cache.h_last,)
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        dx, dh0, dA, *norms = R.rnn_backward_data(dh, cache, dfinals[0], return_step_norms=record)
+        dx, dh0, dA, *norms = R._rnn_backward_run(dh.transpose(1, 0, 2), cache, dfinals[0], record)
         return dx, (dh0,), dA, norms[0] if record else None
 
     def _run_backward_weights(self, caches, preacts):
@@ -389,13 +393,12 @@ class GRU(RecurrentBase):
         super().__init__(input_size, hidden_size, num_layers, bidirectional, dropout, rng=rng, dtype=dtype)
         self.reset_after = bool(reset_after)
 
-    def _run_forward(self, x, initial, params, valid_lens):
-        out, cache = R.gru_forward(x, initial[0], *params, reset_after=self.reset_after,
-                                   valid_lens=valid_lens)
+    def _run_forward(self, x, initial, params, mask):
+        out, cache = R._gru_run(x, initial[0], *params, self.reset_after, mask)
         return out, cache, (cache.h_last,)
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        dx, dh0, preact, *norms = R.gru_backward_data(dh, cache, dfinals[0], return_step_norms=record)
+        dx, dh0, preact, *norms = R._gru_backward_run(dh.transpose(1, 0, 2), cache, dfinals[0], record)
         return dx, (dh0,), preact, norms[0] if record else None
 
     def _run_backward_weights(self, caches, preacts):
@@ -434,13 +437,13 @@ class LSTM(RecurrentBase):
     _gates = 4
     _state_parts = 2
 
-    def _run_forward(self, x, initial, params, valid_lens):
-        out, cache = R.lstm_seq_forward(x, initial[0], initial[1], *params, valid_lens=valid_lens)
+    def _run_forward(self, x, initial, params, mask):
+        out, cache = R._lstm_run(x, initial[0], initial[1], *params, mask)
         return out, cache, (cache.h_last, cache.c_last)
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        dx, dh0, dc0, dA, *norms = R.lstm_seq_backward_data(dh, cache, dfinals[0], dfinals[1],
-                                                            return_step_norms=record)
+        dx, dh0, dc0, dA, *norms = R._lstm_backward_run(dh.transpose(1, 0, 2), cache, dfinals[0], dfinals[1],
+                                                        record)
         return dx, (dh0, dc0), dA, norms[0] if record else None
 
     def _run_backward_weights(self, caches, preacts):
