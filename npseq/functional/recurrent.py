@@ -717,14 +717,12 @@ def lstm_backward_weights(caches, dAs):
 
     summed over every step of every call, one product per weight.
 
+    The same sums as :func:`rnn_backward_weights`, over ``4H`` gate columns.
+
     Returns:
         ``dWx`` ``(D, 4H)``, ``dWh`` ``(H, 4H)``, ``db`` ``(4H,)``.
     """
-    _check_calls(caches, dAs)
-    dA = _active_rows(caches, dAs)
-    dWx = _active_rows(caches, [c.x for c in caches]).T @ dA
-    dWh = _active_rows(caches, [c.h[:-1] for c in caches]).T @ dA
-    return dWx, dWh, dA.sum(axis=0)
+    return rnn_backward_weights(caches, dAs)
 
 
 def lstm_forward(x, h0, Wx, Wh, b):
