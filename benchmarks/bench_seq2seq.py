@@ -30,7 +30,7 @@ def parse_args(argv=None):
     parser.add_argument("--batches", type=int, default=10, help="batches per timed run (default: one epoch)")
     parser.add_argument("--runs", type=int, default=7, help="timed runs per implementation")
     parser.add_argument("--curves", type=int, default=0, help="also compare loss curves over this many batches")
-    parser.add_argument("--curves-png", default=None, help="where to draw the loss curves (PNG)")
+    parser.add_argument("--curves-png", default=None, help="where to draw the loss curves (PNG, one panel per size)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
     parser.add_argument("--probe-memory", choices=["npseq", "torch"], help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -42,7 +42,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = str(ARGS.threads)
 
 import json  # noqa: E402
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -199,21 +198,39 @@ def make_runners(hidden, torch):
     return batches, ours, theirs
 
 
+def _status_kib(field):
+    """A ``VmRSS``/``VmHWM``-style field of ``/proc/self/status``, in KiB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
 def probe_memory(which, hidden):
-    """Run in a fresh process: resident-set growth over 20 training batches, in MiB.
+    """Run in a fresh process: peak resident-set growth over 20 training batches, in MiB.
 
     The baseline is taken after the model, data and optimizer exist and before the
-    first batch, so the growth is what training itself holds at its peak.
+    first batch. Writing 5 to ``/proc/self/clear_refs`` (Linux) resets the high-water
+    mark ``VmHWM`` to the current resident set there, so ``VmHWM`` afterwards minus
+    that baseline is the most that training itself held at once. (``ru_maxrss`` cannot
+    do this: it never goes down and carries over the parent's mark.)
     """
     torch = import_torch() if which == "torch" else None
     batches, ours, theirs = make_runners(hidden, torch)
     runner = ours if which == "npseq" else theirs
     stream = batch_stream(batches)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        print(json.dumps({"peak_growth_mib": None}))
+        return
+    before = _status_kib("VmRSS")
     for _ in range(20):
         runner.step(next(stream), dict.fromkeys(PHASES, 0.0))
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"peak_growth_mib": (after - before) / 1024, "peak_mib": after / 1024}))
+    peak = _status_kib("VmHWM")
+    print(json.dumps({"peak_growth_mib": (peak - before) / 1024, "peak_mib": peak / 1024}))
 
 
 def memory_of(which, hidden):
@@ -248,20 +265,26 @@ def compare_curves(hidden, torch, num_batches):
         print(f"    batches {at:>4}-{at + window - 1:<4} npseq {a[at:at + window].mean():.4f}   "
               f"torch {b[at:at + window].mean():.4f}")
     print(f"    largest gap between the smoothed curves: {np.abs(smooth(a) - smooth(b)).max():.4f} nats")
-    if ARGS.curves_png:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.plot(a, label="npseq", alpha=0.8)
-        ax.plot(b, label="torch", alpha=0.8)
+    return a, b
+
+
+def draw_curves(curves_by_hidden, path):
+    """One panel per size: both per-token cross-entropy curves, batch by batch."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5 * len(curves_by_hidden), 3.5))
+    axes = fig.subplots(1, len(curves_by_hidden), squeeze=False)[0]
+    for ax, (hidden, (ours, theirs)) in zip(axes, curves_by_hidden.items()):
+        ax.plot(ours, label="npseq", alpha=0.8)
+        ax.plot(theirs, label="torch", alpha=0.8)
         ax.set_xlabel("batch")
         ax.set_ylabel("per-token cross-entropy (nats)")
-        ax.set_title(f"Bahdanau GRU, embed = hidden = {hidden}, same start, same batches")
+        ax.set_title(f"embed = hidden = {hidden}")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(ARGS.curves_png, dpi=100)
-        print(f"    curves drawn in {ARGS.curves_png}")
+    fig.suptitle("Bahdanau GRU translator: same start, same batches")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"\nloss curves drawn in {path}")
 
 
 def main():
@@ -275,6 +298,7 @@ def main():
           f"{ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches")
     if torch is None:
         print("torch is not installed: npseq alone (pip install -e \".[torch]\" to compare)")
+    curves_by_hidden = {}
     for hidden in ARGS.hidden:
         batches, ours, theirs = make_runners(hidden, torch)
         streams = {"npseq": batch_stream(batches), "torch": batch_stream(batches)}
@@ -294,14 +318,17 @@ def main():
               + f"  {'peak MiB':>9}")
         for name in names:
             median_split = {p: statistics.median(s[p] for s in phases[name]) for p in PHASES}
-            memory = "-" if ARGS.no_memory else f"{memory_of(name, hidden)['peak_growth_mib']:.1f}"
+            memory = "-" if ARGS.no_memory else memory_of(name, hidden)["peak_growth_mib"]
+            memory = "-" if memory in ("-", None) else f"{memory:.1f}"
             print(f"  {name:6} {statistics.median(speeds[name]):>9.0f} {sum(median_split.values()) * 1e3:>9.2f}  "
                   + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}")
         if torch is not None:
             ratio = statistics.median(speeds["npseq"]) / statistics.median(speeds["torch"])
             print(f"  npseq/torch tokens/s ratio: {ratio:.2f}")
             if ARGS.curves:
-                compare_curves(hidden, torch, ARGS.curves)
+                curves_by_hidden[hidden] = compare_curves(hidden, torch, ARGS.curves)
+    if curves_by_hidden and ARGS.curves_png:
+        draw_curves(curves_by_hidden, ARGS.curves_png)
 
 
 if __name__ == "__main__":

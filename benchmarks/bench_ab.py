@@ -1,0 +1,125 @@
+"""Versions of npseq side by side on bench_seq2seq's workload: which change bought what.
+
+    python benchmarks/bench_ab.py 6198ca1 HEAD
+    python benchmarks/bench_ab.py HEAD WORKTREE --hidden 32 --rounds 10
+
+Each version is a git revision of this repository, or ``WORKTREE`` for the files as they
+are now. Its ``npseq/`` is exported into a temporary folder under a package name of its
+own (npseq imports itself only relatively), so every version loads into one process and
+trains its own copy of d2l's Bahdanau translator (2-layer GRU, batch 64, num_steps 10,
+the first 600 pairs of fra.txt, Adam, clipping) on the same batches. A round runs
+``--batches`` batches with each version in turn, and the order is reversed every round,
+so machine noise and cache warmth hit every version alike. Printed: the median time per
+batch of each version and its speed relative to the first (> 1: faster).
+"""
+import argparse
+import os
+import sys
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("versions", nargs="+", help="git revisions, or WORKTREE for the files as they are now")
+    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data",
+                                                       "fra-eng", "fra.txt"))
+    parser.add_argument("--hidden", type=int, default=256, help="embed = hidden size (default 256)")
+    parser.add_argument("--rounds", type=int, default=8, help="timed rounds (default 8)")
+    parser.add_argument("--batches", type=int, default=10, help="batches per version per round (default 10)")
+    parser.add_argument("--threads", type=int, default=2, help="BLAS threads (default 2)")
+    return parser.parse_args(argv)
+
+
+ARGS = parse_args()
+# BLAS reads its thread count when NumPy loads, so set it before the first import.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = str(ARGS.threads)
+
+import importlib  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def export_version(version, index, into):
+    """Copy ``npseq/`` at ``version`` into ``into/npseq_v{index}`` and import it."""
+    name = f"npseq_v{index}"
+    if version == "WORKTREE":
+        shutil.copytree(os.path.join(REPO, "npseq"), os.path.join(into, name),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        staging = os.path.join(into, f"staging{index}")
+        os.makedirs(staging)
+        archive = subprocess.run(["git", "-C", REPO, "archive", version, "npseq"], capture_output=True)
+        if archive.returncode != 0:
+            sys.exit(f"bench_ab: version {version!r}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", staging], input=archive.stdout, check=True)
+        os.rename(os.path.join(staging, "npseq"), os.path.join(into, name))
+    package = importlib.import_module(name)
+    for module in ("data", "models", "nn", "optim", "train"):
+        importlib.import_module(f"{name}.{module}")
+    return package
+
+
+class Trainer:
+    """One version's translator, loss and optimizer; ``step`` trains on one batch."""
+
+    def __init__(self, package):
+        self.package = package
+        batches, src_vocab, tgt_vocab = package.data.load_data_nmt(64, 10, 600, path=ARGS.data, seed=0)
+        self.batches, self.bos_id = list(batches), tgt_vocab["<bos>"]
+        self.model = package.models.build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=ARGS.hidden,
+                                                  num_hiddens=ARGS.hidden, num_layers=2, dropout=0.1, seed=0)
+        self.loss_fn = package.nn.MaskedSoftmaxCELoss("d2l")
+        self.optimizer = package.optim.Adam(self.model.parameters(), lr=0.005)
+        self.next_batch = 0
+
+    def step(self):
+        X, X_len, Y, Y_len = self.batches[self.next_batch % len(self.batches)]
+        self.next_batch += 1
+        model = self.model
+        model.zero_grad()
+        state = model.encode(X, X_len)
+        logits, _ = model.decoder(self.package.train.teacher_forcing_inputs(Y, self.bos_id), state)
+        self.loss_fn(logits, Y, Y_len)
+        model.encoder.backward(*model.decoder.backward(self.loss_fn.backward()))
+        self.package.optim.clip_grad_norm(self.optimizer.params, 1.0)
+        self.optimizer.step()
+
+
+def time_rounds(trainers):
+    """Milliseconds per batch of each trainer, one entry per round."""
+    for trainer in trainers:  # warm-up
+        trainer.step()
+        trainer.step()
+    ms_per_batch = [[] for _ in trainers]
+    for round_number in range(ARGS.rounds):
+        order = range(len(trainers)) if round_number % 2 == 0 else reversed(range(len(trainers)))
+        for i in order:
+            start = time.perf_counter()
+            for _ in range(ARGS.batches):
+                trainers[i].step()
+            ms_per_batch[i].append((time.perf_counter() - start) * 1e3 / ARGS.batches)
+    return ms_per_batch
+
+
+def main():
+    if not os.path.exists(ARGS.data):
+        sys.exit(f"bench_ab: no corpus at {ARGS.data}; pass --data PATH to fra.txt")
+    with tempfile.TemporaryDirectory() as folder:  # kept until the end: a version may import lazily
+        sys.path.insert(0, folder)
+        trainers = [Trainer(export_version(version, i, folder)) for i, version in enumerate(ARGS.versions)]
+        ms_per_batch = time_rounds(trainers)
+    medians = [statistics.median(times) for times in ms_per_batch]
+    print(f"bench_seq2seq workload, embed = hidden = {ARGS.hidden}, {ARGS.threads} threads; "
+          f"median of {ARGS.rounds} alternating rounds of {ARGS.batches} batches")
+    print(f"  {'version':<20} {'ms/batch':>9} {'speed vs first':>15}")
+    for version, median in zip(ARGS.versions, medians):
+        print(f"  {version:<20} {median:>9.2f} {medians[0] / median:>15.3f}")
+
+
+if __name__ == "__main__":
+    main()
