@@ -2,6 +2,12 @@
 
 Each check raises an error that names the argument, what was expected and what
 was given, so a learner never has to decode a NumPy broadcasting error.
+
+Checks of shape, rank, dtype and backend read only metadata. Checks of *values* (ids
+in range, lengths in range) must read the array, which on a GPU is a synchronising
+copy to the host; there they would cost more than the layers they guard, so they run
+on host (NumPy) arrays only. Data reaches the GPU through the training loops and the
+decoders, which check it on the host before copying it over.
 """
 from __future__ import annotations
 
@@ -50,10 +56,14 @@ def check_int(name: str, array) -> None:
         raise TypeError(f"{name}: expected an integer array, got dtype {array.dtype}")
 
 
+def _on_host(array) -> bool:
+    return backend.get_array_module(array) is backend.numpy
+
+
 def check_index_range(name: str, array, size: int, what: str = "ids") -> None:
-    """Integer ``array`` holds values in ``[0, size)``."""
+    """Integer ``array`` holds values in ``[0, size)`` (values checked on the host only)."""
     check_int(name, array)
-    if array.size == 0:
+    if array.size == 0 or not _on_host(array):
         return
     low, high = int(array.min()), int(array.max())
     if low < 0 or high >= size:
@@ -70,7 +80,8 @@ def check_same_backend(name: str, array, reference) -> None:
 
 
 def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
-    """``valid_lens`` is an integer array of shape ``leading`` or ``leading[:1]``, values in [0, limit]."""
+    """``valid_lens`` is an integer array of shape ``leading`` or ``leading[:1]``, values in [0, limit]
+    (values checked on the host only)."""
     check_int(name, valid_lens)
     shape = tuple(valid_lens.shape)
     if shape not in (tuple(leading), tuple(leading[:1])):

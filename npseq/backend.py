@@ -25,7 +25,7 @@ import numpy
 
 __all__ = [
     "xp", "numpy", "set_backend", "backend_name", "get_array_module", "to_numpy",
-    "asarray", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
+    "asarray", "scalars_to_host", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
 ]
 
 BACKENDS = ("numpy", "cupy")
@@ -120,6 +120,14 @@ def asarray(array, dtype=None):
     if xp is numpy:
         return numpy.asarray(to_numpy(array), dtype=dtype)
     return xp.asarray(array, dtype=dtype)
+
+
+def scalars_to_host(*values) -> list:
+    """0-d arrays (a loss, a norm) as Python floats, in one device-to-host copy on a GPU."""
+    xp = get_array_module(*values)
+    if xp is numpy:
+        return [float(value) for value in values]
+    return xp.stack([xp.asarray(value, dtype=xp.float64) for value in values]).get().tolist()
 
 
 def set_default_dtype(dtype) -> None:

@@ -2,7 +2,9 @@
 
 ``npseq gradcheck`` runs them all and prints one report table per check. Each check
 builds small float64 inputs from a fixed seed, so a run is reproducible and a
-failure points at one tensor and one element.
+failure points at one tensor and one element. The inputs are drawn on the host and
+placed on the current backend, so ``NPSEQ_BACKEND=cupy npseq gradcheck`` checks the
+GPU path with the same numbers (the comparison itself runs on the host).
 """
 from __future__ import annotations
 
@@ -26,7 +28,15 @@ def register(name: str):
 
 
 def _normal(rng, *shape):
-    return rng.standard_normal(shape)
+    return backend.asarray(rng.standard_normal(shape))
+
+
+def _ids(rng, high, *shape):
+    return backend.asarray(rng.integers(0, high, size=shape))
+
+
+def _lens(*values):
+    return backend.asarray(backend.numpy.array(values))
 
 
 # ----------------------------------------------------------------- functional
@@ -45,7 +55,7 @@ def _temporal_affine(rng):
 @register("word_embedding")
 def _word_embedding(rng):
     return check_function(F.word_embedding_forward, F.word_embedding_backward,
-                          {"x": rng.integers(0, 5, size=(2, 4)), "W": _normal(rng, 5, 3)}, grad_names=["W"])
+                          {"x": _ids(rng, 5, 2, 4), "W": _normal(rng, 5, 3)}, grad_names=["W"])
 
 
 @register("activations")
@@ -71,7 +81,7 @@ def _dropout(rng):
 @register("masked_softmax")
 def _masked_softmax(rng):
     return check_function(F.masked_softmax, F.masked_softmax_backward,
-                          {"scores": _normal(rng, 3, 2, 4), "valid_lens": backend.numpy.array([4, 1, 0])})
+                          {"scores": _normal(rng, 3, 2, 4), "valid_lens": _lens(4, 1, 0)})
 
 
 def _recurrent(forward, backward, gates, rng, biases=1, **kwargs):
@@ -131,13 +141,13 @@ def _attention_inputs(rng, dq=3, dk=3):
 
 @register("dot_attention")
 def _dot_attention(rng):
-    inputs = dict(_attention_inputs(rng), valid_lens=backend.numpy.array([4, 2]))
+    inputs = dict(_attention_inputs(rng), valid_lens=_lens(4, 2))
     return check_function(F.dot_attention_forward, _weights_too(F.dot_attention_backward), inputs)
 
 
 @register("general_attention")
 def _general_attention(rng):
-    inputs = dict(_attention_inputs(rng, 3, 5), W=0.5 * _normal(rng, 3, 5), valid_lens=backend.numpy.array([3, 1]))
+    inputs = dict(_attention_inputs(rng, 3, 5), W=0.5 * _normal(rng, 3, 5), valid_lens=_lens(3, 1))
     return check_function(F.general_attention_forward, _weights_too(F.general_attention_backward), inputs)
 
 
@@ -145,7 +155,7 @@ def _general_attention(rng):
 def _additive_attention(rng):
     inputs = dict(_attention_inputs(rng, 3, 5), Wq=0.5 * _normal(rng, 3, 4),
                   Wk=0.5 * _normal(rng, 5, 4), wv=_normal(rng, 4),
-                  valid_lens=backend.numpy.array([2, 4]))
+                  valid_lens=_lens(2, 4))
     return check_function(F.additive_attention_forward, _weights_too(F.additive_attention_backward), inputs)
 
 
@@ -158,28 +168,28 @@ def _linear(rng):
 @register("GRU layer (2 layers, bidirectional, padded)")
 def _gru_layer(rng):
     layer = nn.GRU(3, 4, num_layers=2, bidirectional=True, reset_after=True, rng=rng, dtype="float64")
-    return check_module(layer, {"x": _normal(rng, 3, 4, 3), "valid_lens": backend.numpy.array([4, 1, 3])},
+    return check_module(layer, {"x": _normal(rng, 3, 4, 3), "valid_lens": _lens(4, 1, 3)},
                         h=1e-3, order=4)
 
 
 @register("LSTM layer (2 layers, bidirectional, padded)")
 def _lstm_layer(rng):
     layer = nn.LSTM(3, 4, num_layers=2, bidirectional=True, rng=rng, dtype="float64")
-    return check_module(layer, {"x": _normal(rng, 3, 4, 3), "valid_lens": backend.numpy.array([4, 1, 3])},
+    return check_module(layer, {"x": _normal(rng, 3, 4, 3), "valid_lens": _lens(4, 1, 3)},
                         h=1e-3, order=4)
 
 
 @register("AdditiveAttention")
 def _additive_module(rng):
     layer = nn.AdditiveAttention(5, 3, 4, rng=rng, dtype="float64")
-    return check_module(layer, dict(_attention_inputs(rng, 3, 5), valid_lens=backend.numpy.array([3, 4])))
+    return check_module(layer, dict(_attention_inputs(rng, 3, 5), valid_lens=_lens(3, 4)))
 
 
 @register("MaskedSoftmaxCELoss")
 def _masked_ce(rng):
     loss = nn.MaskedSoftmaxCELoss("mean")
-    return check_module(loss, {"logits": _normal(rng, 2, 3, 5), "labels": rng.integers(0, 5, size=(2, 3)),
-                               "valid_lens": backend.numpy.array([3, 1])})
+    return check_module(loss, {"logits": _normal(rng, 2, 3, 5), "labels": _ids(rng, 5, 2, 3),
+                               "valid_lens": _lens(3, 1)})
 
 
 def _seq2seq(rng, decoder, cell):
@@ -188,8 +198,8 @@ def _seq2seq(rng, decoder, cell):
     # Larger weights make attention non-uniform, lifting every gradient well above rounding.
     for name, param in model.named_parameters():
         param.data *= 5.0 if "attention" in name else 2.0
-    inputs = {"src": rng.integers(0, 6, size=(2, 3)), "tgt_in": rng.integers(0, 5, size=(2, 3)),
-              "src_valid_lens": backend.numpy.array([3, 1])}
+    inputs = {"src": _ids(rng, 6, 2, 3), "tgt_in": _ids(rng, 5, 2, 3),
+              "src_valid_lens": _lens(3, 1)}
     return check_module(model, inputs, h=1e-3, order=4)
 
 

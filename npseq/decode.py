@@ -30,7 +30,7 @@ import math
 from typing import Any
 
 from . import backend
-from ._checks import check_ndim
+from ._checks import check_index_range, check_ndim, check_valid_lens
 from .data import preprocess_nmt
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
@@ -83,10 +83,17 @@ def _check_scoring(alpha, length_penalty) -> None:
         raise ValueError(f"length_penalty: expected one of {LENGTH_PENALTIES}, got {length_penalty!r}")
 
 
-def _source_batch(src):
-    """``src`` ``(S,)`` ids as a batch of one on the current backend, with its valid length."""
-    src = backend.asarray(src)
-    check_ndim("src", src, 1, "(S,)")
+def _source_batch(model, src):
+    """``src`` ``(S,)`` ids as a batch of one on the current backend, with its valid length.
+
+    The ids are checked against the model's vocabulary on the host, before the copy
+    (on a GPU the engine itself does not read values).
+    """
+    host_src = backend.to_numpy(src)
+    check_ndim("src", host_src, 1, "(S,)")
+    vocab_size = model.encoder.vocab_size
+    check_index_range("src", host_src, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+    src = backend.asarray(host_src)
     return src[None, :], backend.xp.asarray([src.shape[0]], dtype=src.dtype)
 
 
@@ -125,7 +132,7 @@ def greedy_search(model, src, *, bos_id: int, eos_id: int, max_len: int) -> Sear
     """
     _check_count("max_len", max_len)
     with _inference(model):
-        state = model.encode(*_source_batch(src))
+        state = model.encode(*_source_batch(model, src))
         token = backend.xp.asarray([bos_id])
         tokens, weights, log_prob = [], [], 0.0
         for length in range(1, max_len + 1):
@@ -160,8 +167,12 @@ def greedy_search_batch(model, src, src_valid_lens, *, bos_id: int, eos_id: int,
     _check_count("max_len", max_len)
     with _inference(model):
         xp = backend.xp
-        src, src_valid_lens = backend.asarray(src), backend.asarray(src_valid_lens)
+        src, src_valid_lens = backend.to_numpy(src), backend.to_numpy(src_valid_lens)
         check_ndim("src", src, 2, "(N, S)")
+        vocab_size = model.encoder.vocab_size
+        check_index_range("src", src, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+        check_valid_lens("src_valid_lens", src_valid_lens, src.shape[:1], src.shape[1])
+        src, src_valid_lens = backend.asarray(src), backend.asarray(src_valid_lens)
         state = model.encode(src, src_valid_lens)
         token = xp.full(src.shape[0], bos_id, dtype=src.dtype)
         done = xp.zeros(src.shape[0], dtype=bool)
@@ -293,7 +304,7 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     record = BeamTrace(beam_size, alpha, length_penalty) if trace else None
     finished = []  # (score, log_prob, tokens with <eos> if produced, attention (L, S) or None, status)
     with _inference(model):
-        src_batch, valid_len = _source_batch(src)
+        src_batch, valid_len = _source_batch(model, src)
         xp = backend.get_array_module(src_batch)
         state = model.encode(src_batch, valid_len)
         last = xp.asarray([bos_id])
@@ -378,7 +389,7 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
                          f"sequences exceeds max_space = {max_space}; lower max_len or raise max_space")
     best = None  # (score, log_prob, tokens, attention, length)
     with _inference(model):
-        src_batch, valid_len = _source_batch(src)
+        src_batch, valid_len = _source_batch(model, src)
         xp = backend.get_array_module(src_batch)
         state = model.encode(src_batch, valid_len)
         last = xp.asarray([bos_id])

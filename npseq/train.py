@@ -13,6 +13,7 @@ from .functional import log_softmax_forward
 from .grad_mode import no_grad
 from .metrics import perplexity
 from .nn import MaskedSoftmaxCELoss, detach
+from ._checks import check_index_range, check_valid_lens
 from .nn.init import make_rng
 from .optim import clip_grad_norm
 
@@ -48,21 +49,39 @@ def teacher_forcing_inputs(Y, bos_id: int):
     return xp.concatenate([xp.full((Y.shape[0], 1), bos_id, dtype=Y.dtype), Y[:, :-1]], axis=1)
 
 
+def _checked_batch(model, batch):
+    """A translation batch ``(X, X_valid_len, Y, Y_valid_len)`` on the current backend.
+
+    Ids and lengths are checked against the model here, while still on the host: on a
+    GPU the engine does not read values (see :mod:`npseq._checks`), so a bad id would
+    otherwise pass unnoticed.
+    """
+    X, X_valid_len, Y, Y_valid_len = batch
+    for name, ids, vocab_size in (("X", X, model.encoder.vocab_size), ("Y", Y, model.decoder.vocab_size)):
+        check_index_range(name, ids, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+    for name, lens, ids in (("X_valid_len", X_valid_len, X), ("Y_valid_len", Y_valid_len, Y)):
+        check_valid_lens(name, lens, ids.shape[:1], ids.shape[1])
+    return tuple(backend.asarray(a) for a in batch)
+
+
 def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: float | None,
                        sampling_ratio: float = 0.0, rng=None):
     """One update: forward with teacher forcing, loss, backward, clipping, optimizer step.
 
-    Returns ``(loss, nll_sum, num_tokens, grad_norm)`` as Python numbers (the only
-    device-to-host transfers of the step).
+    Returns ``(loss, nll_sum, num_tokens, grad_norm)`` as Python numbers. On a GPU the
+    batch is copied over once, and two reads come back: the gradient norm (clipping
+    needs it) and the two loss sums; the token count is taken from the host batch.
     """
-    X, X_valid_len, Y, Y_valid_len = (backend.asarray(a) for a in batch)
+    num_tokens = int(backend.to_numpy(batch[3]).sum())
+    X, X_valid_len, Y, Y_valid_len = _checked_batch(model, batch)
     model.zero_grad()
     logits = model(X, teacher_forcing_inputs(Y, bos_id), X_valid_len, sampling_ratio, rng)
     loss = loss_fn(logits, Y, Y_valid_len)
     model.backward(loss_fn.backward())
     grad_norm = clip_grad_norm(optimizer.params, clip if clip else math.inf)
     optimizer.step()
-    return float(loss.sum()), float(loss_fn.nll_sum), loss_fn.num_tokens, grad_norm
+    loss_sum, nll_sum = backend.scalars_to_host(loss.sum(), loss_fn.nll_sum)
+    return loss_sum, nll_sum, num_tokens, grad_norm
 
 
 def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss_fn=None, clip: float | None = 1.0,
@@ -174,6 +193,15 @@ def _lm_partition(batches, partition):
     return partition
 
 
+def _check_lm_ids(model, name, ids):
+    """Ids for a language model, checked on the host before the copy (see :func:`_checked_batch`);
+    a model without a ``vocab_size`` leaves the check to its own layers."""
+    vocab_size = getattr(model, "vocab_size", None)
+    if vocab_size is not None:
+        ids = ids if hasattr(ids, "dtype") else backend.numpy.asarray(ids)  # a list of ids
+        check_index_range(name, ids, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+
+
 def train_lm_step(model, loss_fn, optimizer, X, Y, state, clip: float | None):
     """One truncated-BPTT update on a batch ``X``, ``Y`` ``(N, T)`` from the initial ``state``.
 
@@ -189,7 +217,7 @@ def train_lm_step(model, loss_fn, optimizer, X, Y, state, clip: float | None):
     model.backward(loss_fn.backward())
     grad_norm = clip_grad_norm(optimizer.params, clip if clip else math.inf)
     optimizer.step()
-    return detach(final), float(loss_fn.nll_sum), loss_fn.num_tokens, grad_norm
+    return detach(final), float(loss_fn.nll_sum), X.shape[0] * X.shape[1], grad_norm
 
 
 def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: float | None = 1.0, valid_ids=None,
@@ -257,6 +285,8 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
         state = None
         shape = None
         for X, Y in batches:
+            for name, ids in (("X", X), ("Y", Y)):
+                _check_lm_ids(model, name, ids)
             X, Y = backend.asarray(X), backend.asarray(Y)
             if shape is None:
                 shape = X.shape
@@ -323,6 +353,7 @@ def evaluate_perplexity(model, corpus_ids, num_steps: int, batch_size: int) -> f
     for name, value in (("num_steps", num_steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}: expected a positive int, got {value!r}")
+    _check_lm_ids(model, "corpus_ids", corpus_ids)
     ids = backend.asarray(corpus_ids)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
         raise ValueError(f"corpus_ids: expected a 1-d integer array, got shape {tuple(ids.shape)}, dtype {ids.dtype}")

@@ -5,6 +5,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -64,9 +65,23 @@ def test_unknown_backend_is_named():
     assert backend.backend_name() == "numpy"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="cupy is installed here")
-def test_cupy_without_cupy_names_the_extra_to_install():
-    with pytest.raises(backend.BackendError, match=r'pip install -e "\.\[cuda12\]"'):
+def test_cupy_without_cupy_names_the_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as if not installed: import raises ImportError
+    with pytest.raises(backend.BackendError, match=r'needs CuPy, which is not installed .*pip install -e "\.\[cuda12\]"'):
+        backend.set_backend("cupy")
+    assert backend.backend_name() == "numpy"
+
+
+def test_cupy_without_a_gpu_says_so(monkeypatch):
+    def no_driver():
+        raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=no_driver)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    with pytest.raises(backend.BackendError, match="needs a CUDA GPU, but CuPy could not reach one: cudaError"):
+        backend.set_backend("cupy")
+    fake.cuda.runtime.getDeviceCount = lambda: 0
+    with pytest.raises(backend.BackendError, match="needs a CUDA GPU, but none is visible"):
         backend.set_backend("cupy")
     assert backend.backend_name() == "numpy"
 

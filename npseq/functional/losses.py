@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_index_range, check_ndim, check_shape
+from .._checks import check_float, check_index_range, check_ndim, check_same_backend, check_shape
 from .activations import log_softmax_forward
 
 
@@ -122,8 +122,10 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     check_ndim("logits", logits, 3, "(N, T, V)")
     n, t, v = logits.shape
     check_shape("labels", labels, (n, t))
+    check_same_backend("labels", labels, logits)
     check_index_range("labels", labels, v, what="token ids")
     check_shape("valid_lens", valid_lens, (n,))
+    check_same_backend("valid_lens", valid_lens, logits)
     check_index_range("valid_lens", valid_lens, t + 1, what="lengths")
     xp = backend.get_array_module(logits)
     mask = (xp.arange(t)[None, :] < valid_lens[:, None]).astype(logits.dtype)
@@ -143,7 +145,7 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     elif reduction == "d2l":
         loss, weight = masked_nll.sum() / t, mask / t
     else:
-        num_tokens = max(int(valid_lens.sum()), 1)
+        num_tokens = xp.maximum(valid_lens.sum(), 1).astype(logits.dtype)  # stays on the device
         loss, weight = masked_nll.sum() / num_tokens, mask / num_tokens
     return loss, MaskedSoftmaxCECache(probs, labels, weight, reduction)
 

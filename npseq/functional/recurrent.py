@@ -119,9 +119,11 @@ def _active_steps(mask, t_steps: int) -> int:
 
     At the later steps every sequence is padding: the state only carries over and every
     gradient there is zero, so the sequence functions skip them (as a packed sequence
-    does), leaving zeros in the cache's per-step arrays and in ``dA``.
+    does), leaving zeros in the cache's per-step arrays and in ``dA``. On a GPU, reading
+    ``max(valid_lens)`` would stop the device at every call, so there all ``T`` steps run:
+    the mask keeps the padded steps' states and gradients exactly as they are.
     """
-    if mask is None:
+    if mask is None or backend.get_array_module(mask) is not backend.numpy:
         return t_steps
     return int(mask.reshape(t_steps, -1).any(axis=1).sum())
 

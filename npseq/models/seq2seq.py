@@ -478,12 +478,17 @@ class EncoderDecoder(Module):
         self.encoder, self.decoder = encoder, decoder
 
     def encode(self, src, src_valid_lens=None) -> DecoderState:
+        reference = self.encoder.embedding.W.data
+        check_same_backend("src", src, reference)
+        if src_valid_lens is not None:
+            check_same_backend("src_valid_lens", src_valid_lens, reference)
         enc_outputs, enc_state = self.encoder(src, src_valid_lens)
         return self.decoder.init_state(enc_outputs, enc_state, src_valid_lens)
 
     def forward(self, src, tgt_in, src_valid_lens=None, sampling_ratio: float = 0.0, rng=None):
         check_ndim("src", src, 2, "(N, S)")
         check_shape("tgt_in", tgt_in, (src.shape[0], None))
+        check_same_backend("tgt_in", tgt_in, self.decoder.embedding.W.data)
         logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens), sampling_ratio, rng)
         return logits
 

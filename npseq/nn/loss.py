@@ -1,6 +1,7 @@
 """``MaskedSoftmaxCELoss``: cross-entropy over the valid steps of padded target sequences."""
 from __future__ import annotations
 
+from .. import backend
 from .. import functional as F
 from .module import Module
 
@@ -15,8 +16,9 @@ class MaskedSoftmaxCELoss(Module):
     ``fn.backward(dloss)`` with ``dloss`` of shape ``(N,)`` for ``reduction="none"``).
 
     Whatever the reduction, the last call's summed token negative log-likelihood
-    and token count are kept in ``nll_sum`` and ``num_tokens``, so a training loop
-    can always report the per-token cross-entropy ``nll_sum / num_tokens``.
+    and token count are kept in ``nll_sum`` (a 0-d array, on the device with a GPU
+    backend) and ``num_tokens`` (a Python int, read from the lengths when asked), so a
+    training loop can always report the per-token cross-entropy ``nll_sum / num_tokens``.
     """
 
     def __init__(self, reduction: str = "mean"):
@@ -25,13 +27,22 @@ class MaskedSoftmaxCELoss(Module):
             raise ValueError(f"reduction: expected one of {F.REDUCTIONS}, got {reduction!r}")
         self.reduction = reduction
         self.nll_sum = None
-        self.num_tokens = 0
+        self._valid_lens = None
+
+    @property
+    def num_tokens(self) -> int:
+        """The valid tokens of the last call (reading them waits for a GPU, so only when asked)."""
+        return 0 if self._valid_lens is None else int(self._valid_lens.sum())
 
     def forward(self, logits, labels, valid_lens):
         loss, cache = F.masked_softmax_ce_forward(logits, labels, valid_lens, self.reduction)
-        self.num_tokens = int(valid_lens.sum())
-        scale = {"mean": max(self.num_tokens, 1), "sum": 1, "d2l": logits.shape[1]}
-        self.nll_sum = loss.sum() if self.reduction == "none" else loss * scale[self.reduction]
+        self._valid_lens = valid_lens
+        if self.reduction == "none":
+            self.nll_sum = loss.sum()
+        elif self.reduction == "mean":  # undo the division by the token count, on the device
+            self.nll_sum = loss * backend.get_array_module(loss).maximum(valid_lens.sum(), 1).astype(loss.dtype)
+        else:
+            self.nll_sum = loss * (1 if self.reduction == "sum" else logits.shape[1])
         self.save_for_backward(cache)
         return loss
 

@@ -237,7 +237,7 @@ class RecurrentBase(Module):
         reverse_index = mask = None
         if valid_lens is not None:
             check_valid_lens("valid_lens", valid_lens, (n,), t_steps)
-            valid_lens = xp.asarray(valid_lens)
+            check_same_backend("valid_lens", valid_lens, self._reference)
             mask = R._mask_of(valid_lens, t_steps, x)  # the reverse direction's too: it reverses within lengths
             if self.bidirectional:
                 steps = xp.arange(t_steps)[None, :]
