@@ -26,12 +26,15 @@ import numpy
 __all__ = [
     "xp", "numpy", "set_backend", "backend_name", "get_array_module", "to_numpy",
     "asarray", "scalars_to_host", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
+    "set_fused_kernels", "fused_kernels_enabled",
 ]
 
 BACKENDS = ("numpy", "cupy")
 
 _xp = None  # the array module for new arrays; None until first use applies NPSEQ_BACKEND
 _requested = os.environ.get("NPSEQ_BACKEND", "").strip().lower() or "numpy"
+
+_fused_kernels = os.environ.get("NPSEQ_FUSED", "").strip() == "1"
 
 default_dtype = numpy.dtype(numpy.float32)
 """The dtype of new parameters: float32 for training; gradient checks ask for float64."""
@@ -128,6 +131,22 @@ def scalars_to_host(*values) -> list:
     if xp is numpy:
         return [float(value) for value in values]
     return xp.stack([xp.asarray(value, dtype=xp.float64) for value in values]).get().tolist()
+
+
+def set_fused_kernels(enabled: bool) -> None:
+    """Use the fused CuPy kernels for the GRU and LSTM cells (:mod:`npseq.functional.fused`).
+
+    Off by default (``NPSEQ_FUSED=1`` turns them on at import); NumPy arrays never use them.
+    """
+    global _fused_kernels
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled: expected True or False, got {enabled!r}")
+    _fused_kernels = enabled
+
+
+def fused_kernels_enabled() -> bool:
+    """Whether :func:`set_fused_kernels` (or ``NPSEQ_FUSED=1``) switched the fused kernels on."""
+    return _fused_kernels
 
 
 def set_default_dtype(dtype) -> None:

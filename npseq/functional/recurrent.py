@@ -59,6 +59,7 @@ from typing import Any, NamedTuple
 
 from .. import backend
 from .._checks import check_float, check_ndim, check_shape, check_valid_lens
+from . import fused
 from .activations import sigmoid
 
 __all__ = [
@@ -460,6 +461,8 @@ def _lstm_cell(gates, prev_c, tanh_c, next_c, next_h):
     holds :math:`i \\odot g` until it is overwritten by :math:`o \\odot \\tanh c_{next}`).
     """
     xp = backend.get_array_module(gates)
+    if fused.enabled(xp):
+        return fused.lstm_cell(gates, prev_c, tanh_c, next_c, next_h)
     hidden = prev_c.shape[1]
     sigmoid(gates[:, :3 * hidden], out=gates[:, :3 * hidden])
     xp.tanh(gates[:, 3 * hidden:], out=gates[:, 3 * hidden:])
@@ -478,6 +481,8 @@ def _lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da, dprev_c):
     slice of ``da``; :math:`dc` is kept in the ``g`` slice until that slice's own turn.
     """
     xp = backend.get_array_module(gates)
+    if fused.enabled(xp):
+        return fused.lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da, dprev_c)
     hidden = prev_c.shape[1]
     i, f, o, g = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
     dai, daf, dao, dag = (da[:, k * hidden:(k + 1) * hidden] for k in range(4))
@@ -795,6 +800,8 @@ def _gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, aux, out, hh, scratch):
     as :math:`n + z \\odot (h - n)` (three passes, not five).
     """
     xp = backend.get_array_module(ax)
+    if fused.enabled(xp):
+        return fused.gru_cell(ax, h, Wh, bhn, reset_after, gates, aux, out, hh, scratch)
     hidden = h.shape[1]
     h2 = 2 * hidden
     r, z, n = scratch
@@ -831,6 +838,8 @@ def _gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after: bool, dax, dah, 
     :math:`dh' \\odot z` (the direct path to :math:`h`) and :math:`dh' \\odot (1 - z) = dh' - dh' \\odot z`.
     """
     xp = backend.get_array_module(gates)
+    if fused.enabled(xp):
+        return fused.gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after, dax, dah, dprev_h, scratch)
     hidden = h.shape[1]
     h2 = 2 * hidden
     r, z, n, dar, daz, dan, direct, gated = scratch
