@@ -286,3 +286,18 @@ def test_cupy_tests_skip_cleanly_without_a_gpu():
         assert npseq.backend.backend_name() == "cupy"
     finally:
         backend.set_backend("numpy")
+
+
+def test_the_command_line_trains_translates_and_draws_on_the_backend(device, tmp_path, monkeypatch, capsys):
+    from npseq import cli
+
+    monkeypatch.chdir(tmp_path)
+    model_path = str(tmp_path / "numbers.npz")
+    assert cli.main(["train", "--task", "numbers", "--num-examples", "300", "--epochs", "1", "--save", model_path,
+                     "--no-progress"]) == 0
+    assert cli.main(["translate", model_path, "two hundred one"]) == 0
+    assert cli.main(["demo", "--num-examples", "300", "--epochs", "1", "--no-progress", "--out", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert "saved" in out and "two hundred one =>" in out and "test: BLEU" in out
+    assert (tmp_path / "demo" / "attention.png").stat().st_size > 0
+    assert backend.backend_name() == ("numpy" if device == "numpy" else "cupy")
