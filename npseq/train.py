@@ -9,11 +9,11 @@ import time
 from tqdm.auto import tqdm
 
 from . import backend
+from ._checks import check_index_range, check_valid_lens
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
 from .metrics import perplexity
 from .nn import MaskedSoftmaxCELoss, detach
-from ._checks import check_index_range, check_valid_lens
 from .nn.init import make_rng
 from .optim import clip_grad_norm
 
@@ -72,8 +72,8 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
     batch is copied over once, and two reads come back: the gradient norm (clipping
     needs it) and the two loss sums; the token count is taken from the host batch.
     """
-    num_tokens = int(backend.to_numpy(batch[3]).sum())
     X, X_valid_len, Y, Y_valid_len = _checked_batch(model, batch)
+    num_tokens = int(backend.to_numpy(batch[3]).sum())
     model.zero_grad()
     logits = model(X, teacher_forcing_inputs(Y, bos_id), X_valid_len, sampling_ratio, rng)
     loss = loss_fn(logits, Y, Y_valid_len)
