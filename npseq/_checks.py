@@ -71,6 +71,11 @@ def check_index_range(name: str, array, size: int, what: str = "ids") -> None:
         raise IndexError(f"{name}: expected {what} in [0, {size - 1}], got {bad}")
 
 
+def check_token_ids(name: str, ids, vocab_size: int) -> None:
+    """Integer ``ids`` index a vocabulary of ``vocab_size`` tokens (values checked on the host only)."""
+    check_index_range(name, ids, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+
+
 def check_same_backend(name: str, array, reference) -> None:
     """``array`` lives on the same backend (host or device) as ``reference``."""
     have = backend.get_array_module(array).__name__

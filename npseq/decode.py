@@ -30,7 +30,7 @@ import math
 from typing import Any
 
 from . import backend
-from ._checks import check_index_range, check_ndim, check_valid_lens
+from ._checks import check_ndim, check_token_ids, check_valid_lens
 from .data import preprocess_nmt
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
@@ -91,8 +91,7 @@ def _source_batch(model, src):
     """
     host_src = backend.to_numpy(src)
     check_ndim("src", host_src, 1, "(S,)")
-    vocab_size = model.encoder.vocab_size
-    check_index_range("src", host_src, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+    check_token_ids("src", host_src, model.encoder.vocab_size)
     src = backend.asarray(host_src)
     return src[None, :], backend.xp.asarray([src.shape[0]], dtype=src.dtype)
 
@@ -169,8 +168,7 @@ def greedy_search_batch(model, src, src_valid_lens, *, bos_id: int, eos_id: int,
         xp = backend.xp
         src, src_valid_lens = backend.to_numpy(src), backend.to_numpy(src_valid_lens)
         check_ndim("src", src, 2, "(N, S)")
-        vocab_size = model.encoder.vocab_size
-        check_index_range("src", src, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+        check_token_ids("src", src, model.encoder.vocab_size)
         check_valid_lens("src_valid_lens", src_valid_lens, src.shape[:1], src.shape[1])
         src, src_valid_lens = backend.asarray(src), backend.asarray(src_valid_lens)
         state = model.encode(src, src_valid_lens)

@@ -9,7 +9,7 @@ import time
 from tqdm.auto import tqdm
 
 from . import backend
-from ._checks import check_index_range, check_valid_lens
+from ._checks import check_token_ids, check_valid_lens
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
 from .metrics import perplexity
@@ -58,7 +58,7 @@ def _checked_batch(model, batch):
     """
     X, X_valid_len, Y, Y_valid_len = batch
     for name, ids, vocab_size in (("X", X, model.encoder.vocab_size), ("Y", Y, model.decoder.vocab_size)):
-        check_index_range(name, ids, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+        check_token_ids(name, ids, vocab_size)
     for name, lens, ids in (("X_valid_len", X_valid_len, X), ("Y_valid_len", Y_valid_len, Y)):
         check_valid_lens(name, lens, ids.shape[:1], ids.shape[1])
     return tuple(backend.asarray(a) for a in batch)
@@ -199,7 +199,7 @@ def _check_lm_ids(model, name, ids):
     vocab_size = getattr(model, "vocab_size", None)
     if vocab_size is not None:
         ids = ids if hasattr(ids, "dtype") else backend.numpy.asarray(ids)  # a list of ids
-        check_index_range(name, ids, vocab_size, what=f"token ids (vocabulary of {vocab_size})")
+        check_token_ids(name, ids, vocab_size)
 
 
 def train_lm_step(model, loss_fn, optimizer, X, Y, state, clip: float | None):

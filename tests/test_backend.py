@@ -1,6 +1,5 @@
 """The backend is the only module that imports an array library, and it fails helpfully."""
 import ast
-import importlib.util
 import os
 import pathlib
 import subprocess

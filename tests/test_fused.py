@@ -142,24 +142,43 @@ def test_the_switch_is_off_by_default_and_checked():
         backend.set_fused_kernels(1)
 
 
-def test_numpy_arrays_never_take_the_fused_path(monkeypatch):
-    monkeypatch.setattr(backend, "_fused_kernels", True)
-    assert fused.enabled(np) is False
+def test_numpy_arrays_never_take_the_fused_path():
+    backend.set_fused_kernels(True)
+    try:
+        assert backend.fused_kernels_enabled()
+        assert fused.enabled(np) is False
+    finally:
+        backend.set_fused_kernels(False)
 
 
-@pytest.mark.parametrize("cell", ["gru", "gru_reset_after", "lstm"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_fused_kernels_on_a_gpu_match_the_unfused_gpu_path(cell, dtype, monkeypatch):
+def on_a_gpu(run, fused_kernels):
+    """``run()`` on the CuPy backend, with the fused kernels on or off; skips without a GPU."""
     try:
         backend.set_backend("cupy")
     except backend.BackendError as exc:
         pytest.skip(str(exc))
+    backend.set_fused_kernels(fused_kernels)
     try:
-        reference = {k: backend.to_numpy(v) for k, v in _cell_case(cell, dtype, backend.asarray).items()}
-        monkeypatch.setattr(backend, "_fused_kernels", True)
-        got = {k: backend.to_numpy(v) for k, v in _cell_case(cell, dtype, backend.asarray).items()}
+        return run()
     finally:
+        backend.set_fused_kernels(False)
         backend.set_backend("numpy")
+
+
+@pytest.mark.parametrize("cell", ["gru", "gru_reset_after", "lstm"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_kernels_on_a_gpu_match_the_unfused_gpu_path(cell, dtype):
+    def run():
+        return {k: backend.to_numpy(v) for k, v in _cell_case(cell, dtype, backend.asarray).items()}
+
+    reference, got = on_a_gpu(run, fused_kernels=False), on_a_gpu(run, fused_kernels=True)
     tolerance = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
     for name in reference:
         np.testing.assert_allclose(got[name], reference[name], err_msg=f"{cell}: {name}", **tolerance)
+
+
+@pytest.mark.parametrize("name", GATED_CHECKS)
+def test_gradient_checks_pass_with_the_fused_kernels_on_a_gpu(name):
+    seed = [0, list(REGISTRY).index(name)]
+    report = on_a_gpu(lambda: REGISTRY[name](np.random.default_rng(seed)), fused_kernels=True)
+    assert report.ok, report.table()

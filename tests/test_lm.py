@@ -258,9 +258,9 @@ def test_sequential_partition_carries_the_exact_final_state():
     for epoch in range(2):
         calls = model.calls[epoch * per_epoch:(epoch + 1) * per_epoch]
         assert calls[0][1] is None  # each epoch starts from zeros
-        for (_, _, returned), (_, given, _) in zip(calls, calls[1:]):
-            np.testing.assert_array_equal(given, returned)
-            assert np.abs(given).max() > 0
+        for (_, _, returned), (_, received, _) in zip(calls, calls[1:]):
+            np.testing.assert_array_equal(received, returned)
+            assert np.abs(received).max() > 0
 
 
 def test_random_partition_starts_every_batch_from_zeros():

@@ -9,8 +9,10 @@ here compute the same equations one thread per element in one or two launches
 They are off by default: ``npseq.backend.set_fused_kernels(True)`` or
 ``NPSEQ_FUSED=1`` turns them on, and they only ever run on CuPy arrays. The NumPy
 expressions in ``recurrent.py`` (``_gru_cell``, ``_gru_cell_backward``, ``_lstm_cell``,
-``_lstm_cell_backward``) are the reference: ``tests/test_fused.py`` compares the two on
-a GPU, forward values and gradients, and runs the gradient checks with the kernels on.
+``_lstm_cell_backward``) are the reference. ``tests/test_fused.py`` compiles the kernels'
+bodies as C++ and checks them on the CPU against those expressions and through every
+GRU/LSTM gradient check; on a GPU it compares the kernels with the unfused GPU path and
+runs the same gradient checks with the kernels on.
 
 The sigmoid is written as in :func:`npseq.functional.sigmoid`,
 :math:`\\sigma(a) = (1 + \\tanh(a/2))/2`, which cannot overflow. ``T`` is the arrays'

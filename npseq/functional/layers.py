@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_index_range, check_ndim, check_shape
+from .._checks import check_float, check_ndim, check_shape, check_token_ids
 
 
 # --------------------------------------------------------------------- affine
@@ -130,7 +130,7 @@ def word_embedding_forward(x, W):
     """
     check_ndim("W", W, 2, "(V, D)")
     check_ndim("x", x, 2, "(N, T)")
-    check_index_range("x", x, W.shape[0], what=f"token ids (vocabulary of {W.shape[0]})")
+    check_token_ids("x", x, W.shape[0])
     return W[x], WordEmbeddingCache(x, W)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_index_range, check_ndim, check_same_backend, check_shape
+from .._checks import check_ndim, check_same_backend, check_shape, check_token_ids
 from ..nn import (AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, Module)
 from ..nn.init import make_rng
 from ..nn.recurrent import GRU, LSTM, RNN
@@ -219,7 +219,7 @@ class Decoder(Module):
     # whole sequence -------------------------------------------------------
     def forward(self, tgt_in, state: DecoderState, sampling_ratio: float = 0.0, rng=None):
         check_ndim("tgt_in", tgt_in, 2, "(N, T)")
-        check_index_range("tgt_in", tgt_in, self.vocab_size, what=f"token ids (vocabulary of {self.vocab_size})")
+        check_token_ids("tgt_in", tgt_in, self.vocab_size)
         check_shape("tgt_in", tgt_in, (top_hidden(state.hidden).shape[0], None))
         if not 0.0 <= sampling_ratio <= 1.0:
             raise ValueError(f"sampling_ratio: expected a probability in [0, 1], got {sampling_ratio}")

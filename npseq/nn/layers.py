@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from .. import functional as F
 from .._checks import check_array, check_float, check_same_backend, check_shape
-from .init import make_rng, normal, resolve_dtype, uniform
+from .init import make_rng, normal, uniform
 from .module import Module, Parameter
 
 
