@@ -32,18 +32,9 @@ from npseq.optim import Adam
 from npseq.train import train_seq2seq
 from npseq.viz import plot_history, show_attention_grid, show_heatmaps
 
-from _common import FAST, figure_path, show
+from _common import FAST, code, figure_path, show
 
 rng = np.random.default_rng(0)
-
-
-def code(function):
-    """A function's source without its docstring (the equations are in the text)."""
-    source = inspect.getsource(function)
-    if function.__doc__ is None:
-        return source
-    head, _, body = source.split('"""', 2)
-    return head.rstrip() + body
 
 
 # %% [markdown]

@@ -35,16 +35,7 @@ from npseq.models import build_seq2seq
 from npseq.optim import Adam
 from npseq.train import train_seq2seq
 
-from _common import FAST, figure_path, show
-
-
-def code(function):
-    """A function's source without its docstring (the equations are in the text)."""
-    source = inspect.getsource(function)
-    if function.__doc__ is None:
-        return source
-    head, _, body = source.split('"""', 2)
-    return head.rstrip() + body
+from _common import FAST, code, figure_path, show
 
 
 # %% [markdown]

@@ -17,6 +17,7 @@ working directory, which works too.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import pathlib
 
@@ -55,3 +56,12 @@ def show(path) -> str:
 
 
 __all__ = ["FAST", "FIGURES", "figure_path", "show"]
+
+
+def code(function):
+    """A function's source without its docstring (the equations are in the text)."""
+    source = inspect.getsource(function)
+    if function.__doc__ is None:
+        return source
+    head, _, body = source.split('"""', 2)
+    return head.rstrip() + body
