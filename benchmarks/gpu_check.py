@@ -46,7 +46,9 @@ def run_backend_tests():
     """pytest on the backend and fused-kernel tests; returns (passed, failed, skipped CuPy tests, summary)."""
     command = [sys.executable, "-m", "pytest", "-q", "-rs"] + [
         os.path.join(REPO, "tests", name) for name in ("test_backends.py", "test_fused.py")]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    # npseq need not be installed (the device machine has no package index): the tests import it from here
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")])))
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)
     lines = result.stdout.strip().splitlines()
     summary = lines[-1] if lines else result.stderr.strip()[-300:]
     counts = {kind: int(number) for number, kind in re.findall(r"(\d+) (passed|failed|skipped|error)", summary)}
