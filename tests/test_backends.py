@@ -277,7 +277,7 @@ def test_the_device_double_keeps_cupys_rules(monkeypatch):
     assert backend.to_numpy(a).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
-def test_cupy_tests_skip_cleanly_without_a_gpu():
+def test_selecting_cupy_either_works_or_says_why():
     try:
         backend.set_backend("cupy")
     except backend.BackendError as exc:
