@@ -93,3 +93,26 @@ def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
         raise ValueError(f"{name}: expected shape {_describe_shape(leading[:1])} or "
                          f"{_describe_shape(leading)}, got {shape}")
     check_index_range(name, valid_lens, limit + 1, what="lengths")
+
+
+def check_recurrent_inputs(x, states: dict, Wx, Wh, biases: dict, gates: int) -> None:
+    """The arguments of a recurrent cell or sequence: ``x`` ``(N, D)`` (a step) or ``(N, T, D)``
+    (a sequence, ``T >= 1``), each state in ``states`` ``(N, H)``, ``Wx`` ``(D, gates*H)``, ``Wh``
+    ``(H, gates*H)`` and each bias ``(gates*H,)``. Only shapes and kinds are checked: the dtypes
+    may differ and then follow NumPy's promotion, as in the CS231n assignments."""
+    check_float("x", x)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"x: expected a 2-d array (N, D) or a 3-d array (N, T, D), got shape {tuple(x.shape)}")
+    if x.ndim == 3 and x.shape[1] == 0:
+        raise ValueError(f"x: expected at least one time step, got shape {tuple(x.shape)}")
+    n, d = x.shape[0], x.shape[-1]
+    first = next(iter(states))
+    check_ndim(first, states[first], 2, "(N, H)")
+    hidden = states[first].shape[1]
+    for name, state in states.items():
+        check_float(name, state)
+        check_shape(name, state, (n, hidden))
+    for name, array, shape in (("Wx", Wx, (d, gates * hidden)), ("Wh", Wh, (hidden, gates * hidden)),
+                               *((name, b, (gates * hidden,)) for name, b in biases.items())):
+        check_float(name, array)
+        check_shape(name, array, shape)

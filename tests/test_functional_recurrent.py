@@ -1,63 +1,42 @@
-"""Tests of npseq.functional.recurrent: finite differences, CS231n reference values,
-padding properties, a step-by-step reference for the sequence backward, and PyTorch parity."""
+"""Tests of the reference cells, npseq.functional.recurrent: finite differences, CS231n reference
+values, padding properties, NumPy's dtype promotion and PyTorch parity. (The fast path's parity
+with these cells is in test_sequence_parity.py.)"""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npseq.functional.recurrent import (
-    gru_backward, gru_forward, gru_step_backward, gru_step_forward, lstm_backward, lstm_forward,
-    lstm_seq_backward, lstm_seq_forward, lstm_step_backward, lstm_step_forward, rnn_backward,
-    rnn_forward, rnn_step_backward, rnn_step_forward,
-)
 from npseq.functional.activations import sigmoid
+from npseq.functional.recurrent import (
+    GRUResetAfterStepCache, GRUStepCache, gru_backward, gru_forward, gru_step_backward, gru_step_forward,
+    lstm_backward, lstm_forward, lstm_step_backward, lstm_step_forward, rnn_backward, rnn_forward,
+    rnn_step_backward, rnn_step_forward,
+)
 from npseq.gradcheck import check_function
 
-GATES = {"rnn": 1, "lstm": 4, "gru": 3}
+from recurrent_cases import GATES, KINDS, make_params, random_problem
 
 
-def make_params(kind, D, H, rng, dtype=np.float64, scale=0.5):
-    """Weights small enough that no gate saturates: ``{"Wx", "Wh", bias names}``."""
-    k = GATES[kind]
-    params = {"Wx": scale * rng.standard_normal((D, k * H)), "Wh": scale * rng.standard_normal((H, k * H))}
-    if kind == "gru":
-        params["bx"] = scale * rng.standard_normal(k * H)
-        params["bh"] = scale * rng.standard_normal(k * H)
-    else:
-        params["b"] = scale * rng.standard_normal(k * H)
-    return {name: value.astype(dtype) for name, value in params.items()}
-
-
-# Sequence pairs in a common shape: forward(x, h0, c0, params, valid_lens, **kw) -> (h, h_last, c_last, cache)
-# and backward(dh, dh_last, dc_last, cache, step_norms) -> (dx, dh0, dc0, dparams..., [norms]).
-def seq_forward(kind, x, h0, c0, params, valid_lens=None, reset_after=False):
+# The reference sequence pairs in one shape: forward(...) -> (h, h_last, c_last or None, cache),
+# backward(...) -> (dx, dh0, dparams...). The LSTM starts from a zero cell (CS231n).
+def seq_forward(kind, x, h0, params, valid_lens=None, reset_after=False):
+    p = list(params.values())
     if kind == "rnn":
-        h, cache = rnn_forward(x, h0, params["Wx"], params["Wh"], params["b"], valid_lens)
-        return h, cache.h_last, None, cache
-    if kind == "lstm":
-        h, cache = lstm_seq_forward(x, h0, c0, params["Wx"], params["Wh"], params["b"], valid_lens)
+        h, cache = rnn_forward(x, h0, *p, valid_lens)
+    elif kind == "lstm":
+        h, cache = lstm_forward(x, h0, *p, valid_lens)
         return h, cache.h_last, cache.c_last, cache
-    h, cache = gru_forward(x, h0, params["Wx"], params["Wh"], params["bx"], params["bh"],
-                           reset_after, valid_lens)
+    else:
+        h, cache = gru_forward(x, h0, *p, reset_after, valid_lens)
     return h, cache.h_last, None, cache
 
 
-def seq_backward(kind, dh, dh_last, dc_last, cache, step_norms=False):
+def seq_backward(kind, dh, dh_last, dc_last, cache):
     if kind == "rnn":
-        out = rnn_backward(dh, cache, dh_last, return_step_norms=step_norms)
-        return out[:2] + (None,) + out[2:]
+        return rnn_backward(dh, cache, dh_last)
     if kind == "lstm":
-        return lstm_seq_backward(dh, cache, dh_last, dc_last, return_step_norms=step_norms)
-    out = gru_backward(dh, cache, dh_last, return_step_norms=step_norms)
-    return out[:2] + (None,) + out[2:]
-
-
-def random_problem(kind, N, T, D, H, seed, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((N, T, D)).astype(dtype)
-    h0 = (0.5 * rng.standard_normal((N, H))).astype(dtype)
-    c0 = (0.5 * rng.standard_normal((N, H))).astype(dtype)
-    return x, h0, c0, make_params(kind, D, H, rng, dtype)
+        return lstm_backward(dh, cache, dh_last, dc_last)
+    return gru_backward(dh, cache, dh_last)
 
 
 # ------------------------------------------------------------ (a) finite differences
@@ -93,17 +72,14 @@ LENS = [None, np.array([3, 0, 4, 1]), np.array([4, 4, 4, 4])]  # T = 4: padded (
 def _seq_gradcheck(kind, lens, reset_after=False):
     """Check every input gradient with upstream gradients on the outputs and the final state(s)."""
     N, T, D, H = 4, 4, 3, 3
-    x, h0, c0, params = random_problem(kind, N, T, D, H, seed=3)
-    inputs = {"x": x, "h0": h0}
-    if kind == "lstm":
-        inputs["c0"] = c0
-    inputs.update(params)
+    x, h0, _, params = random_problem(kind, N, T, D, H, seed=3)
+    inputs = {"x": x, "h0": h0, **params}
     names = list(inputs)
 
     def forward(*args):
         values = dict(zip(names, args))
-        h, h_last, c_last, cache = seq_forward(kind, values["x"], values["h0"], values.get("c0"),
-                                               values, lens, reset_after)
+        h, h_last, c_last, cache = seq_forward(kind, values["x"], values["h0"],
+                                               {name: values[name] for name in params}, lens, reset_after)
         return (h, h_last, c_last, cache) if kind == "lstm" else (h, h_last, cache)
 
     def backward(*args):
@@ -111,14 +87,13 @@ def _seq_gradcheck(kind, lens, reset_after=False):
             dh, dh_last, dc_last, cache = args
         else:
             (dh, dh_last, cache), dc_last = args, None
-        grads = seq_backward(kind, dh, dh_last, dc_last, cache)
-        return grads[:2] + (grads[2:] if kind == "lstm" else grads[3:])
+        return seq_backward(kind, dh, dh_last, dc_last, cache)
 
     return check_function(forward, backward, inputs)
 
 
 @pytest.mark.parametrize("lens", LENS, ids=["no-lens", "padded", "full"])
-@pytest.mark.parametrize("kind,reset_after", [("rnn", False), ("lstm", False), ("gru", False), ("gru", True)])
+@pytest.mark.parametrize("kind,reset_after", KINDS)
 def test_sequence_gradcheck_with_final_state_grads(kind, reset_after, lens):
     report = _seq_gradcheck(kind, lens, reset_after)
     assert report.ok, report
@@ -141,87 +116,16 @@ def test_lstm_forward_backward_gradcheck():
     assert report.ok, report
 
 
-# ------------------------------------------------ step-by-step reference for the sequence backward
-def _step_by_step(kind, x, h0, c0, params, lens, dh, dh_last, dc_last, reset_after):
-    """Loop over the step functions, with the padding mix done by hand, forward and backward.
-
-    Returns the outputs, final states, all gradients and the per-step norms of dL/dh_t.
-    """
-    N, T, _ = x.shape
-    m = np.ones((T, N, 1)) if lens is None else (np.arange(T)[:, None] < lens[None, :])[:, :, None] * 1.0
-    h, c, caches, outs = h0, c0, [], []
-    for t in range(T):
-        if kind == "rnn":
-            new_h, cache = rnn_step_forward(x[:, t], h, params["Wx"], params["Wh"], params["b"])
-            new_c = None
-        elif kind == "lstm":
-            new_h, new_c, cache = lstm_step_forward(x[:, t], h, c, params["Wx"], params["Wh"], params["b"])
-        else:
-            new_h, cache = gru_step_forward(x[:, t], h, params["Wx"], params["Wh"], params["bx"],
-                                            params["bh"], reset_after)
-            new_c = None
-        caches.append(cache)
-        outs.append(m[t] * new_h)
-        h = m[t] * new_h + (1 - m[t]) * h
-        if kind == "lstm":
-            c = m[t] * new_c + (1 - m[t]) * c
-    dparams = [0.0] * len(params)
-    dx = np.zeros_like(x)
-    norms = np.zeros(T)
-    delta_h = np.zeros_like(h0) if dh_last is None else dh_last
-    delta_c = np.zeros_like(h0) if dc_last is None else dc_last
-    for t in reversed(range(T)):
-        g = delta_h + m[t] * dh[:, t]
-        norms[t] = np.linalg.norm(g)
-        if kind == "lstm":
-            dxt, dprev_h, dprev_c, *dp = lstm_step_backward(m[t] * g, m[t] * delta_c, caches[t])
-            delta_c = dprev_c + (1 - m[t]) * delta_c
-        else:
-            step_backward = rnn_step_backward if kind == "rnn" else gru_step_backward
-            dxt, dprev_h, *dp = step_backward(m[t] * g, caches[t])
-        delta_h = dprev_h + (1 - m[t]) * g
-        dx[:, t] = dxt
-        dparams = [a + b for a, b in zip(dparams, dp)]
-    return (np.stack(outs, axis=1), h, c, dx, delta_h, delta_c if kind == "lstm" else None,
-            dparams, norms)
-
-
-@pytest.mark.parametrize("lens", [None, np.array([5, 0, 2])], ids=["no-lens", "padded"])
-@pytest.mark.parametrize("kind,reset_after", [("rnn", False), ("lstm", False), ("gru", False), ("gru", True)])
-def test_sequence_matches_step_loop_and_step_norms(kind, reset_after, lens):
-    N, T, D, H = 3, 5, 4, 3
-    x, h0, c0, params = random_problem(kind, N, T, D, H, seed=6)
-    rng = np.random.default_rng(7)
-    dh, dh_last, dc_last = (rng.standard_normal(s) for s in [(N, T, H), (N, H), (N, H)])
-    c0 = c0 if kind == "lstm" else None
-    dc_last = dc_last if kind == "lstm" else None
-    ref = _step_by_step(kind, x, h0, c0, params, lens, dh, dh_last, dc_last, reset_after)
-    out, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after)
-    *grads, norms = seq_backward(kind, dh, dh_last, dc_last, cache, step_norms=True)
-    np.testing.assert_allclose(out, ref[0], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(h_last, ref[1], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(norms, ref[7], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(grads[0], ref[3], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(grads[1], ref[4], rtol=0, atol=1e-12)
-    if kind == "lstm":
-        np.testing.assert_allclose(c_last, ref[2], rtol=0, atol=1e-12)
-        np.testing.assert_allclose(grads[2], ref[5], rtol=0, atol=1e-12)
-    for got, want in zip(grads[3:], ref[6]):
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    assert norms.shape == (T,)
-
-
-def test_step_norms_are_optional_and_last_in_the_tuple():
-    x, h0, _, params = random_problem("rnn", 2, 3, 2, 2, seed=8)
-    h, cache = rnn_forward(x, h0, **params)
-    dh = np.ones_like(h)
-    plain = rnn_backward(dh, cache)
-    with_norms = rnn_backward(dh, cache, return_step_norms=True)
-    assert len(plain) == 5 and len(with_norms) == 6
-    for a, b in zip(plain, with_norms):
-        np.testing.assert_array_equal(a, b)
-    # the last step's gradient is just dh[:, -1] (no dh_last)
-    assert with_norms[-1][-1] == pytest.approx(np.linalg.norm(dh[:, -1]))
+# ------------------------------------------------ the sequence function is a loop over its step
+@pytest.mark.parametrize("kind,reset_after", KINDS)
+def test_the_sequence_cache_holds_one_step_cache_per_step(kind, reset_after):
+    x, h0, _, params = random_problem(kind, 2, 3, 4, 3, seed=6)
+    h, h_last, _, cache = seq_forward(kind, x, h0, params, np.array([3, 1]), reset_after)
+    assert len(cache.steps) == 3 and cache.mask.shape == (2, 3)
+    expected = {"rnn": "RNNStepCache", "lstm": "LSTMStepCache"}.get(
+        kind, "GRUResetAfterStepCache" if reset_after else "GRUStepCache")
+    assert all(type(step).__name__ == expected for step in cache.steps)
+    np.testing.assert_array_equal(h_last[1], h[1, 0])  # the second sequence ends after one step
 
 
 # --------------------------------------------------------------- (b) CS231n reference values
@@ -314,9 +218,6 @@ def test_gru_step_matches_the_written_equations(reset_after):
 
 
 # ------------------------------------------------------------------- (c) properties
-KINDS = [("rnn", False), ("lstm", False), ("gru", False), ("gru", True)]
-
-
 @st.composite
 def padded_problems(draw):
     kind, reset_after = draw(st.sampled_from(KINDS))
@@ -334,15 +235,13 @@ def padded_problems(draw):
 def test_padding_steps_change_nothing(problem):
     kind, reset_after, N, T, D, H, extra, lens, scale, seed = problem
     rng = np.random.default_rng(seed)
-    x, h0, c0, params = random_problem(kind, N, T + extra, D, H, seed)
+    x, h0, _, params = random_problem(kind, N, T + extra, D, H, seed)
     x = scale * x
-    c0 = c0 if kind == "lstm" else None
     dh = rng.standard_normal((N, T + extra, H))
     dh_last, dc_last = rng.standard_normal((N, H)), rng.standard_normal((N, H))
-    dc_last = dc_last if kind == "lstm" else None
 
-    long = seq_forward(kind, x, h0, c0, params, lens, reset_after)
-    short = seq_forward(kind, x[:, :T], h0, c0, params, lens, reset_after)
+    long = seq_forward(kind, x, h0, params, lens, reset_after)
+    short = seq_forward(kind, x[:, :T], h0, params, lens, reset_after)
     long_grads = seq_backward(kind, dh, dh_last, dc_last, long[3])
     short_grads = seq_backward(kind, dh[:, :T], dh_last, dc_last, short[3])
 
@@ -354,103 +253,103 @@ def test_padding_steps_change_nothing(problem):
     assert np.all(long_grads[0][:, T:] == 0)
     np.testing.assert_allclose(long_grads[0][:, :T], short_grads[0], rtol=0, atol=1e-10)
     for a, b in zip(long_grads[1:], short_grads[1:]):
-        if a is not None:
-            assert np.all(np.isfinite(a))
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+        assert np.all(np.isfinite(a))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from(KINDS), st.integers(1, 3), st.integers(1, 4), st.integers(1, 3), st.integers(0, 99))
 def test_all_zero_lengths_keep_the_initial_state(kind_variant, N, T, H, seed):
     kind, reset_after = kind_variant
-    x, h0, c0, params = random_problem(kind, N, T, 2, H, seed)
-    c0 = c0 if kind == "lstm" else None
+    x, h0, _, params = random_problem(kind, N, T, 2, H, seed)
     lens = np.zeros(N, dtype=np.int64)
-    h, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after)
+    h, h_last, c_last, cache = seq_forward(kind, x, h0, params, lens, reset_after)
     assert np.all(h == 0)
     np.testing.assert_array_equal(h_last, h0)
     if kind == "lstm":
-        np.testing.assert_array_equal(c_last, c0)
+        assert np.all(c_last == 0)
     rng = np.random.default_rng(seed)
     dh_last, dc_last = rng.standard_normal((N, H)), rng.standard_normal((N, H))
-    grads = seq_backward(kind, rng.standard_normal((N, T, H)), dh_last,
-                         dc_last if kind == "lstm" else None, cache)
+    grads = seq_backward(kind, rng.standard_normal((N, T, H)), dh_last, dc_last, cache)
     assert np.all(grads[0] == 0)
     np.testing.assert_array_equal(grads[1], dh_last)
-    if kind == "lstm":
-        np.testing.assert_array_equal(grads[2], dc_last)
-    for dparam in grads[3:]:
+    for dparam in grads[2:]:
         assert np.all(dparam == 0)
+
+
+def step_round_trip(kind, reset_after, x, h, c, p):
+    """One step forward and backward (the upstream gradient is the output itself)."""
+    if kind == "rnn":
+        out, cache = rnn_step_forward(x, h, p["Wx"], p["Wh"], p["b"])
+        return out, rnn_step_backward(out, cache)
+    if kind == "lstm":
+        out, next_c, cache = lstm_step_forward(x, h, c, p["Wx"], p["Wh"], p["b"])
+        return out, lstm_step_backward(out, next_c, cache)
+    out, cache = gru_step_forward(x, h, p["Wx"], p["Wh"], p["bx"], p["bh"], reset_after)
+    return out, gru_step_backward(out, cache)
 
 
 @pytest.mark.parametrize("kind,reset_after", KINDS)
 def test_float32_stays_float32(kind, reset_after):
     x, h0, c0, params = random_problem(kind, 3, 4, 2, 3, seed=10, dtype=np.float32)
-    c0 = c0 if kind == "lstm" else None
     rng = np.random.default_rng(11)
     lens = np.array([4, 0, 2])
-    h, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after)
+    h, h_last, c_last, cache = seq_forward(kind, x, h0, params, lens, reset_after)
     assert h.dtype == h_last.dtype == np.float32
     dh = rng.standard_normal(h.shape).astype(np.float32)
     dlast = rng.standard_normal(h_last.shape).astype(np.float32)
-    grads = seq_backward(kind, dh, dlast, dlast if kind == "lstm" else None, cache, step_norms=True)
-    for grad in grads:
-        if grad is not None:
-            assert grad.dtype == np.float32
-    # the step functions too
-    xt, p = x[:, 0], params
-    if kind == "rnn":
-        out, cache = rnn_step_forward(xt, h0, p["Wx"], p["Wh"], p["b"])
-        step_grads = rnn_step_backward(out, cache)
-    elif kind == "lstm":
-        out, c, cache = lstm_step_forward(xt, h0, c0, p["Wx"], p["Wh"], p["b"])
-        step_grads = lstm_step_backward(out, c, cache)
-    else:
-        out, cache = gru_step_forward(xt, h0, p["Wx"], p["Wh"], p["bx"], p["bh"], reset_after)
-        step_grads = gru_step_backward(out, cache)
+    for grad in seq_backward(kind, dh, dlast, dlast, cache):
+        assert grad.dtype == np.float32
+    out, step_grads = step_round_trip(kind, reset_after, x[:, 0], h0, c0, params)
     assert out.dtype == np.float32
     assert all(grad.dtype == np.float32 for grad in step_grads)
 
 
-def test_lstm_forward_is_lstm_seq_forward_from_a_zero_cell():
-    x, h0, _, p = random_problem("lstm", 2, 3, 4, 3, seed=12)
-    h, cache = lstm_forward(x, h0, p["Wx"], p["Wh"], p["b"])
-    h2, cache2 = lstm_seq_forward(x, h0, np.zeros_like(h0), p["Wx"], p["Wh"], p["b"])
-    np.testing.assert_array_equal(h, h2)
-    dh = np.random.default_rng(0).standard_normal(h.shape)
-    dx, dh0, dWx, dWh, db = lstm_backward(dh, cache)
-    dx2, dh02, _, dWx2, dWh2, db2 = lstm_seq_backward(dh, cache2)
-    for a, b in [(dx, dx2), (dh0, dh02), (dWx, dWx2), (dWh, dWh2), (db, db2)]:
-        np.testing.assert_array_equal(a, b)
+@pytest.mark.parametrize("kind,reset_after", KINDS)
+def test_mixed_dtypes_follow_numpy_promotion(kind, reset_after):
+    """CS231n's sample() starts the states with np.zeros (float64) beside float32 weights."""
+    x, _, _, params = random_problem(kind, 3, 4, 2, 3, seed=12, dtype=np.float32)
+    zeros = np.zeros((3, 3))
+    out, step_grads = step_round_trip(kind, reset_after, x[:, 0], zeros, zeros, params)
+    assert out.dtype == np.float64
+    assert all(grad.dtype == np.float64 for grad in step_grads)
+    h, *_ = seq_forward(kind, x, zeros, params, None, reset_after)
+    assert h.dtype == np.float64
 
 
-def test_outputs_do_not_alias_the_cache():
-    x, h0, _, p = random_problem("rnn", 2, 3, 2, 2, seed=13)
-    h, cache = rnn_forward(x, h0, **p)
-    saved = cache.h.copy()
-    h += 100.0
-    np.testing.assert_array_equal(cache.h, saved)
+def test_the_gru_cache_is_named_by_variant():
+    x, h0, _, p = random_problem("gru", 2, 1, 3, 2, seed=13)
+    _, before = gru_step_forward(x[:, 0], h0, *p.values(), reset_after=False)
+    _, after = gru_step_forward(x[:, 0], h0, *p.values(), reset_after=True)
+    assert isinstance(before, GRUStepCache) and before.reset_after is False and "hn" not in before._fields
+    assert isinstance(after, GRUResetAfterStepCache) and after.reset_after is True
+    np.testing.assert_allclose(after.hn, h0 @ p["Wh"][:, 4:] + p["bh"][4:], rtol=0, atol=1e-15)
 
 
 def test_bad_inputs_name_the_argument():
     x, h0, c0, p = random_problem("lstm", 2, 3, 4, 3, seed=14)
-    with pytest.raises(ValueError, match="x: expected a 3-d array"):
-        lstm_seq_forward(x[0], h0, c0, p["Wx"], p["Wh"], p["b"])
-    with pytest.raises(ValueError, match="Wx: expected shape"):
-        lstm_seq_forward(x, h0, c0, p["Wx"][:-1], p["Wh"], p["b"])
-    with pytest.raises(ValueError, match="c0: expected shape"):
-        lstm_seq_forward(x, h0, c0[:1], p["Wx"], p["Wh"], p["b"])
+    with pytest.raises(ValueError, match="x: expected a 2-d array \\(N, D\\) or a 3-d array"):
+        lstm_forward(x[0, 0], h0, p["Wx"], p["Wh"], p["b"])
+    with pytest.raises(ValueError, match="x: expected at least one time step"):
+        lstm_forward(x[:, :0], h0, p["Wx"], p["Wh"], p["b"])
+    with pytest.raises(ValueError, match="Wx: expected shape \\(4, 12\\)"):
+        lstm_forward(x, h0, p["Wx"][:-1], p["Wh"], p["b"])
+    with pytest.raises(ValueError, match="prev_c: expected shape \\(2, 3\\)"):
+        lstm_step_forward(x[:, 0], h0, c0[:1], p["Wx"], p["Wh"], p["b"])
     with pytest.raises(IndexError, match="valid_lens"):
-        lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"], p["b"], valid_lens=np.array([4, 1]))
+        lstm_forward(x, h0, p["Wx"], p["Wh"], p["b"], valid_lens=np.array([4, 1]))
     with pytest.raises(ValueError, match="valid_lens"):
-        lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"], p["b"], valid_lens=np.array([1, 1, 1]))
-    with pytest.raises(TypeError, match="Wh: expected dtype float64"):
-        lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"].astype(np.float32), p["b"])
-    h, cache = lstm_seq_forward(x, h0, c0, p["Wx"], p["Wh"], p["b"])
+        lstm_forward(x, h0, p["Wx"], p["Wh"], p["b"], valid_lens=np.array([1, 1, 1]))
+    with pytest.raises(TypeError, match="h0: expected a floating-point array"):
+        lstm_forward(x, h0.astype(int), p["Wx"], p["Wh"], p["b"])
+    h, cache = lstm_forward(x, h0, p["Wx"], p["Wh"], p["b"])
     with pytest.raises(ValueError, match="dh: expected shape"):
-        lstm_seq_backward(h[:, :2], cache)
+        lstm_backward(h[:, :2], cache)
     with pytest.raises(ValueError, match="dc_last: expected shape"):
-        lstm_seq_backward(h, cache, dc_last=h0[:1])
+        lstm_backward(h, cache, dc_last=h0[:1])
+    _, step = lstm_step_forward(x[:, 0], h0, c0, p["Wx"], p["Wh"], p["b"])[1:]
+    with pytest.raises(ValueError, match="dnext_c: expected shape"):
+        lstm_step_backward(h0, c0[:1], step)
 
 
 # ----------------------------------------------------------------- (d) PyTorch parity
@@ -516,10 +415,9 @@ def test_torch_parity(kind, lens):
     rng = np.random.default_rng(15)
     x, h0, c0 = rng.standard_normal((N, T, D)), rng.standard_normal((N, H)), rng.standard_normal((N, H))
     dh, dh_last, dc_last = (rng.standard_normal(s) for s in [(N, T, H), (N, H), (N, H)])
+    c0 = np.zeros_like(h0)  # the reference LSTM starts from a zero cell (the layers' parity covers any c0)
     params, ref = _torch_run(torch, kind, x, h0, c0, lens, dh, dh_last, dc_last, seed=16)
-    c0 = c0 if kind == "lstm" else None
-    dc_last = dc_last if kind == "lstm" else None
-    out, h_last, c_last, cache = seq_forward(kind, x, h0, c0, params, lens, reset_after=True)
+    out, h_last, c_last, cache = seq_forward(kind, x, h0, params, lens, reset_after=True)
     grads = seq_backward(kind, dh, dh_last, dc_last, cache)
 
     def close(a, b):
@@ -531,7 +429,6 @@ def test_torch_parity(kind, lens):
     close(grads[1], ref["dh0"])
     if kind == "lstm":
         close(c_last, ref["c_last"])
-        close(grads[2], ref["dc0"])
-    assert len(grads[3:]) == len(ref["dparams"])
-    for ours, theirs in zip(grads[3:], ref["dparams"]):
+    assert len(grads[2:]) == len(ref["dparams"])
+    for ours, theirs in zip(grads[2:], ref["dparams"]):
         close(ours, theirs)

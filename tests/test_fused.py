@@ -1,4 +1,5 @@
-"""The fused GRU/LSTM kernels (npseq.functional.fused) against the NumPy cells they replace.
+"""The fused GRU/LSTM kernels (npseq.functional.fused) against the NumPy cells of the fast path
+(npseq.functional.sequence) they replace.
 
 On a GPU the kernels run through CuPy. Everywhere else their CUDA-C bodies are compiled
 as C++ (g++) and run on the CPU by :class:`CppElementwiseKernel`, a stand-in for
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 from npseq import backend
-from npseq import functional as F
+from npseq.functional import sequence as S
 from npseq.checks import REGISTRY
 from npseq.functional import fused
 
@@ -82,7 +83,7 @@ def fused_on_the_cpu(cpp_kernels, monkeypatch):
 
 
 def _cell_case(cell, dtype, place=lambda array: array):
-    """Forward and backward of a padded sequence and of one step: every result, by name.
+    """Forward and backward of a padded sequence through the fast path: every result, by name.
 
     ``cell``: ``"gru"`` (reset gate before the product), ``"gru_reset_after"`` or ``"lstm"``;
     ``place`` puts each host input on the backend under test.
@@ -93,23 +94,21 @@ def _cell_case(cell, dtype, place=lambda array: array):
     draw = lambda *shape: place(rng.standard_normal(shape).astype(dtype))  # noqa: E731
     x, h0, c0, dh = draw(n, t, d), draw(n, h), draw(n, h), draw(n, t, h)
     Wx, Wh = 0.5 * draw(d, gates * h), 0.5 * draw(h, gates * h)
-    valid_lens = place(np.array([5, 2, 0]))
+    padding = S.sequence_padding(place(np.array([5, 2, 0])), t, x)
     if cell == "lstm":
         b = draw(4 * h)
-        out, cache = F.lstm_seq_forward(x, h0, c0, Wx, Wh, b, valid_lens)
-        grads = F.lstm_seq_backward(dh, cache, dh_last=draw(n, h), dc_last=draw(n, h))
-        *step, step_cache = F.lstm_step_forward(x[:, 0], h0, c0, Wx, Wh, b)
-        step_grads = F.lstm_step_backward(dh[:, 0], draw(n, h), step_cache)
+        out, cache = S.lstm_sequence_forward(x, h0, c0, Wx, Wh, b, padding)
+        data = S.lstm_sequence_backward_data(dh, cache, dh_last=draw(n, h), dc_last=draw(n, h))
+        grads = {"dx": data.dx, "dh0": data.dh0, "dc0": data.dc0, "dA": data.dA}
+        weights = S.lstm_sequence_backward_weights([cache], [data.dA])
     else:
         bx, bh = draw(3 * h), draw(3 * h)
-        reset_after = cell == "gru_reset_after"
-        out, cache = F.gru_forward(x, h0, Wx, Wh, bx, bh, reset_after=reset_after, valid_lens=valid_lens)
-        grads = F.gru_backward(dh, cache, dh_last=draw(n, h))
-        *step, step_cache = F.gru_step_forward(x[:, 0], h0, Wx, Wh, bx, bh, reset_after=reset_after)
-        step_grads = F.gru_step_backward(dh[:, 0], step_cache)
-    results = {"out": out, **{f"step {k}": value for k, value in enumerate(step)}}
-    results.update({f"grad {k}": g for k, g in enumerate(grads) if g is not None})
-    results.update({f"step grad {k}": g for k, g in enumerate(step_grads) if g is not None})
+        out, cache = S.gru_sequence_forward(x, h0, Wx, Wh, bx, bh, cell == "gru_reset_after", padding)
+        data = S.gru_sequence_backward_data(dh, cache, dh_last=draw(n, h))
+        grads = {"dx": data.dx, "dh0": data.dh0, "dax": data.preact.dax, "dah": data.preact.dah}
+        weights = S.gru_sequence_backward_weights([cache], [data.preact])
+    results = {"out": out, "h_last": cache.h_last, "gates": cache.gates, **grads}
+    results.update({f"weight grad {k}": g for k, g in enumerate(weights)})
     return results
 
 

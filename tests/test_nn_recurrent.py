@@ -5,9 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npseq
-from npseq.functional.recurrent import rnn_backward, rnn_forward
 from npseq.gradcheck import check_module
 from npseq.nn.recurrent import GRU, LSTM, RNN, detach, from_torch_state_dict, to_torch_state_dict
+
+from recurrent_cases import reference_run
 
 # Finite-difference step: a stack of two bidirectional layers sums many terms, so the
 # objective's roundoff (~1e-14) matters more than with one cell; 2e-5 balances it against
@@ -300,9 +301,9 @@ def test_step_norms_recording():
     module.backward(dout, dstate)
     norms = module.step_grad_norms[(0, 0)]
     assert isinstance(norms, np.ndarray) and norms.shape == (5,)
-    _, cache = rnn_forward(x, np.zeros((3, 4)), module.Wx_l0.data, module.Wh_l0.data, module.b_l0.data, lens)
-    expected = rnn_backward(dout, cache, dstate[0], return_step_norms=True)[-1]
-    np.testing.assert_allclose(norms, expected, rtol=1e-13)
+    params = {"Wx": module.Wx_l0.data, "Wh": module.Wh_l0.data, "b": module.b_l0.data}
+    expected = reference_run("rnn", x, np.zeros((3, 4)), None, params, lens, dout, dstate[0]).norms
+    np.testing.assert_allclose(norms, expected, rtol=1e-12)
 
     deep = make("LSTM", {})
     deep.record_step_norms = True

@@ -20,11 +20,12 @@ import pytest
 
 import npseq
 from npseq.decode import greedy_search_batch
-from npseq.functional import recurrent as R
 from npseq.models import build_seq2seq
 from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam, clip_grad_norm
 from npseq.train import teacher_forcing_inputs, train_seq2seq_step
+
+from recurrent_cases import KINDS, fast_run, random_problem
 
 V_SRC, V_TGT, BOS = 13, 11, 1
 
@@ -155,47 +156,26 @@ def test_greedy_decoding_under_no_grad_keeps_nothing():
     assert peak40 < 1.25 * peak5, results
 
 
-def run_recurrent(kind, x, h0, c0, params, lens, dh, dh_last):
-    """Forward and backward of one functional sequence pair; every result the caller compares."""
-    if kind == "lstm":
-        out, cache = R.lstm_seq_forward(x, h0, c0, *params, valid_lens=lens)
-        grads = R.lstm_seq_backward(dh, cache, dh_last, None, return_step_norms=True)
-        return out, cache.h_last, cache.c_last, cache.gates, grads
-    reset_after = kind == "gru-reset-after"
-    if kind.startswith("gru"):
-        out, cache = R.gru_forward(x, h0, *params, reset_after=reset_after, valid_lens=lens)
-        grads = R.gru_backward(dh, cache, dh_last, return_step_norms=True)
-        return out, cache.h_last, None, cache.gates, grads
-    out, cache = R.rnn_forward(x, h0, *params, valid_lens=lens)
-    return out, cache.h_last, None, None, R.rnn_backward(dh, cache, dh_last, return_step_norms=True)
-
-
-@pytest.mark.parametrize("kind", ["rnn", "lstm", "gru", "gru-reset-after"])
-def test_steps_after_the_longest_sequence_are_skipped_exactly(kind):
+@pytest.mark.parametrize("kind,reset_after", KINDS)
+def test_steps_after_the_longest_sequence_are_skipped_exactly(kind, reset_after):
     n, t, cut, d, hidden = 3, 7, 4, 3, 5
-    gates = {"rnn": 1, "lstm": 4}.get(kind, 3)
-    rng = np.random.default_rng(11)
-    x = rng.standard_normal((n, t, d))
-    h0, c0, dh_last = (rng.standard_normal((n, hidden)) for _ in range(3))
-    dh = rng.standard_normal((n, t, hidden))
-    params = [rng.standard_normal((d, gates * hidden)), rng.standard_normal((hidden, gates * hidden))]
-    params += [rng.standard_normal(gates * hidden) for _ in range(2 if kind.startswith("gru") else 1)]
+    x, h0, c0, params = random_problem(kind, n, t, d, hidden, seed=11)
+    rng = np.random.default_rng(12)
+    dh, dh_last = rng.standard_normal((n, t, hidden)), rng.standard_normal((n, hidden))
+    c0 = c0 if kind == "lstm" else None
     lens = np.array([cut, 2, 0])  # every sequence ends by step `cut`: steps cut..t-1 are all padding
-    out, h_last, c_last, gate_cache, (dx, dh0, *rest) = run_recurrent(kind, x, h0, c0, params, lens, dh, dh_last)
-    ref_out, ref_h, ref_c, _, (ref_dx, ref_dh0, *ref_rest) = run_recurrent(
-        kind, x[:, :cut], h0, c0, params, lens, dh[:, :cut], dh_last)
-    np.testing.assert_allclose(out[:, :cut], ref_out, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(dx[:, :cut], ref_dx, rtol=0, atol=1e-13)
-    assert not out[:, cut:].any() and not dx[:, cut:].any()
-    np.testing.assert_allclose(h_last, ref_h, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(dh0, ref_dh0, rtol=0, atol=1e-13)
-    if kind == "lstm":
-        np.testing.assert_allclose(c_last, ref_c, rtol=0, atol=1e-13)
-    *weights, norms = rest
-    *ref_weights, ref_norms = ref_rest
-    for got, want in zip(weights, ref_weights):  # the padded tail adds nothing to a weight gradient
+    run = fast_run(kind, x, h0, c0, params, lens, dh, dh_last, reset_after=reset_after)
+    short = fast_run(kind, x[:, :cut], h0, c0, params, lens, dh[:, :cut], dh_last, reset_after=reset_after)
+    assert run.cache.steps == cut
+    np.testing.assert_allclose(run.out[:, :cut], short.out, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(run.dx[:, :cut], short.dx, rtol=0, atol=1e-13)
+    assert not run.out[:, cut:].any() and not run.dx[:, cut:].any()
+    for name in ("h_last", "c_last", "dh0", "dc0"):
+        if getattr(short, name) is not None:
+            np.testing.assert_allclose(getattr(run, name), getattr(short, name), rtol=0, atol=1e-13)
+    for got, want in zip(run.dparams, short.dparams):  # the padded tail adds nothing to a weight gradient
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(norms[:cut], ref_norms, rtol=1e-13)
-    np.testing.assert_allclose(norms[cut:], np.linalg.norm(dh_last), rtol=1e-13)  # g_t = dh_last there
-    if gate_cache is not None:
-        assert not gate_cache[cut:].any()  # the skipped steps' gates are left at 0
+    np.testing.assert_allclose(run.norms[:cut], short.norms, rtol=1e-13)
+    np.testing.assert_allclose(run.norms[cut:], np.linalg.norm(dh_last), rtol=1e-13)  # g_t = dh_last there
+    if kind != "rnn":
+        assert not run.cache.gates[cut:].any()  # the skipped steps' gates are left at 0

@@ -3,53 +3,65 @@ import numpy as np
 import pytest
 
 from npseq.functional import recurrent as R
+from npseq.functional import sequence as S
 from npseq.nn import GRU, LSTM, RNN
 
+
+def _rnn(x, h, p, lens, dh):
+    _, cache = S.rnn_sequence_forward(x, h, *p, S.sequence_padding(lens, x.shape[1], x))
+    data = S.rnn_sequence_backward_data(dh, cache)
+    return cache, data.dA, R.rnn_backward(dh, R.rnn_forward(x, h, *p, lens)[1])
+
+
+def _gru(reset_after):
+    def run(x, h, p, lens, dh):
+        _, cache = S.gru_sequence_forward(x, h, *p, reset_after, S.sequence_padding(lens, x.shape[1], x))
+        data = S.gru_sequence_backward_data(dh, cache)
+        return cache, data.preact, R.gru_backward(dh, R.gru_forward(x, h, *p, reset_after, lens)[1])
+    return run
+
+
+def _lstm(x, h, p, lens, dh):
+    _, cache = S.lstm_sequence_forward(x, h, np.zeros_like(h), *p, S.sequence_padding(lens, x.shape[1], x))
+    data = S.lstm_sequence_backward_data(dh, cache)
+    return cache, data.dA, R.lstm_backward(dh, R.lstm_forward(x, h, *p, lens)[1])
+
+
+# cell: (gates, one call's (cache, pre-activation grads, reference grads), backward weights, biases)
 CELLS = {
-    "rnn": (1, lambda x, h, p, lens: R.rnn_forward(x, h, *p, valid_lens=lens), R.rnn_backward,
-            R.rnn_backward_data, R.rnn_backward_weights, 1),
-    "gru": (3, lambda x, h, p, lens: R.gru_forward(x, h, *p, reset_after=False, valid_lens=lens), R.gru_backward,
-            R.gru_backward_data, R.gru_backward_weights, 2),
-    "gru_after": (3, lambda x, h, p, lens: R.gru_forward(x, h, *p, reset_after=True, valid_lens=lens),
-                  R.gru_backward, R.gru_backward_data, R.gru_backward_weights, 2),
-    "lstm": (4, lambda x, h, p, lens: R.lstm_seq_forward(x, h, h * 0.5, *p, valid_lens=lens), R.lstm_seq_backward,
-             R.lstm_seq_backward_data, R.lstm_backward_weights, 1),
+    "rnn": (1, _rnn, S.rnn_sequence_backward_weights, 1),
+    "gru": (3, _gru(False), S.gru_sequence_backward_weights, 2),
+    "gru_after": (3, _gru(True), S.gru_sequence_backward_weights, 2),
+    "lstm": (4, _lstm, S.lstm_sequence_backward_weights, 1),
 }
 
 
 @pytest.mark.parametrize("cell", CELLS)
 def test_weights_of_several_calls_are_the_sum_of_each_calls_weights(cell):
-    gates, forward, backward, backward_data, backward_weights, num_biases = CELLS[cell]
+    gates, run, backward_weights, num_biases = CELLS[cell]
     rng = np.random.default_rng(0)
     n, d, hidden = 3, 4, 5
     params = [rng.standard_normal((d, gates * hidden)), rng.standard_normal((hidden, gates * hidden))]
     params += [rng.standard_normal(gates * hidden) for _ in range(num_biases)]
-    calls = []
+    expected, caches, preacts = None, [], []
     for t_steps, lens in ((4, np.array([4, 2, 0])), (1, None), (3, np.array([1, 3, 2]))):
         x = rng.standard_normal((n, t_steps, d))
-        out, cache = forward(x, rng.standard_normal((n, hidden)), params, lens)
-        calls.append((cache, rng.standard_normal(out.shape)))
-    expected = None
-    caches, preacts = [], []
-    for cache, dh in calls:
-        full = backward(dh, cache)
-        weights = full[-(2 + num_biases):]
+        dh = rng.standard_normal((n, t_steps, hidden))
+        cache, preact, reference = run(x, rng.standard_normal((n, hidden)), params, lens, dh)
+        weights = reference[-(2 + num_biases):]
         expected = weights if expected is None else [a + b for a, b in zip(expected, weights)]
-        data = backward_data(dh, cache)
-        for got, want in zip(data[:-1], full):  # dx, dh0 (and dc0) agree with the composed backward
-            np.testing.assert_array_equal(got, want)
         caches.append(cache)
-        preacts.append(data[-1])
+        preacts.append(preact)
     for got, want in zip(backward_weights(caches, preacts), expected):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def test_mismatched_call_lists_are_refused():
     rng = np.random.default_rng(1)
-    _, cache = R.rnn_forward(rng.standard_normal((2, 3, 4)), np.zeros((2, 5)), rng.standard_normal((4, 5)),
-                             rng.standard_normal((5, 5)), np.zeros(5))
+    _, cache = S.rnn_sequence_forward(rng.standard_normal((2, 3, 4)), np.zeros((2, 5)), rng.standard_normal((4, 5)),
+                                      rng.standard_normal((5, 5)), np.zeros(5))
     with pytest.raises(ValueError, match=r"dAs: expected one pre-activation gradient per cache \(1 caches\), got 0"):
-        R.rnn_backward_weights([cache], [])
+        S.rnn_sequence_backward_weights([cache], [])
 
 
 @pytest.mark.parametrize("layer_class", [RNN, GRU, LSTM])

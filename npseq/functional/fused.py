@@ -2,14 +2,15 @@
 
 On a GPU every NumPy-style elementwise operation is a kernel launch of its own, and at
 the sizes learners use the launches, not the arithmetic, set the pace: the in-place GRU
-cell of :mod:`npseq.functional.recurrent` is about a dozen of them per step. The kernels
+cell of :mod:`npseq.functional.sequence` is about a dozen of them per step. The kernels
 here compute the same equations one thread per element in one or two launches
 (``cupy.ElementwiseKernel``), reading and writing the same cache slices.
 
 They are off by default: ``npseq.backend.set_fused_kernels(True)`` or
-``NPSEQ_FUSED=1`` turns them on, and they only ever run on CuPy arrays. The NumPy
-expressions in ``recurrent.py`` (``_gru_cell``, ``_gru_cell_backward``, ``_lstm_cell``,
-``_lstm_cell_backward``) are the reference. ``tests/test_fused.py`` compiles the kernels'
+``NPSEQ_FUSED=1`` turns them on, and they only ever run on CuPy arrays. They are the GPU
+twin of the in-place NumPy cells of ``sequence.py`` (``_gru_cell``, ``_gru_cell_backward``,
+``_lstm_cell``, ``_lstm_cell_backward``), which in turn equal the reference steps of
+``recurrent.py``. ``tests/test_fused.py`` compiles the kernels'
 bodies as C++ and checks them on the CPU against those expressions and through every
 GRU/LSTM gradient check; on a GPU it compares the kernels with the unfused GPU path and
 runs the same gradient checks with the kernels on.
@@ -96,8 +97,8 @@ def _columns(a, count: int):
     return [a[:, k * width:(k + 1) * width] for k in range(count)]
 
 
-def gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, aux, out, hh, scratch):
-    """The fused :func:`npseq.functional.recurrent._gru_cell` (same arguments and results)."""
+def gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, hidden_n, out, hh, scratch):
+    """The fused :func:`npseq.functional.sequence._gru_cell` (same arguments and results)."""
     xp = backend.get_array_module(ax)
     hidden = h.shape[1]
     h2 = 2 * hidden
@@ -106,18 +107,18 @@ def gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, aux, out, hh, scratch):
     if reset_after:
         xp.matmul(h, Wh, out=hh)
         hr, hz, hn = _columns(hh, 3)
-        _kernel(xp, "gru_forward_reset_after")(ar, az, an, hr, hz, hn, bhn, h, r, z, n, aux, out)
+        _kernel(xp, "gru_forward_reset_after")(ar, az, an, hr, hz, hn, bhn, h, r, z, n, hidden_n, out)
     else:
         xp.matmul(h, Wh[:, :h2], out=hh[:, :h2])
         hr, hz, _ = _columns(hh, 3)
-        _kernel(xp, "gru_gates_reset_before")(ar, az, hr, hz, h, r, z, aux)
-        rhw = xp.matmul(aux, Wh[:, h2:], out=scratch[0])
+        _kernel(xp, "gru_gates_reset_before")(ar, az, hr, hz, h, r, z, hidden_n)
+        rhw = xp.matmul(hidden_n, Wh[:, h2:], out=scratch[0])
         _kernel(xp, "gru_output_reset_before")(an, rhw, z, h, n, out)
     return out
 
 
-def gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after: bool, dax, dah, dprev_h, scratch):
-    """The fused :func:`npseq.functional.recurrent._gru_cell_backward` (same arguments and results)."""
+def gru_cell_backward(dnext_h, h, gates, hidden_n, Wh, reset_after: bool, dax, dah, dprev_h, scratch):
+    """The fused :func:`npseq.functional.sequence._gru_cell_backward` (same arguments and results)."""
     xp = backend.get_array_module(gates)
     hidden = h.shape[1]
     h2 = 2 * hidden
@@ -126,7 +127,7 @@ def gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after: bool, dax, dah, d
     direct, drh, rdrh = scratch[0], scratch[1], scratch[2]
     if reset_after:
         dhr, dhz, dhn = _columns(dah, 3)
-        _kernel(xp, "gru_backward_reset_after")(dnext_h, h, r, z, n, aux, dxr, dxz, dxn, dhr, dhz, dhn, direct)
+        _kernel(xp, "gru_backward_reset_after")(dnext_h, h, r, z, n, hidden_n, dxr, dxz, dxn, dhr, dhz, dhn, direct)
         xp.matmul(dah, Wh.T, out=dprev_h)
     else:
         _kernel(xp, "gru_backward_reset_before")(dnext_h, h, z, n, dxz, dxn, direct)
@@ -139,14 +140,14 @@ def gru_cell_backward(dnext_h, h, gates, aux, Wh, reset_after: bool, dax, dah, d
 
 
 def lstm_cell(gates, prev_c, tanh_c, next_c, next_h):
-    """The fused :func:`npseq.functional.recurrent._lstm_cell` (same arguments and results)."""
+    """The fused :func:`npseq.functional.sequence._lstm_cell` (same arguments and results)."""
     xp = backend.get_array_module(gates)
     _kernel(xp, "lstm_forward")(prev_c, *_columns(gates, 4), tanh_c, next_c, next_h)
     return next_h
 
 
 def lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da, dprev_c):
-    """The fused :func:`npseq.functional.recurrent._lstm_cell_backward` (same arguments and results)."""
+    """The fused :func:`npseq.functional.sequence._lstm_cell_backward` (same arguments and results)."""
     xp = backend.get_array_module(gates)
     _kernel(xp, "lstm_backward")(dnext_h, dnext_c, *_columns(gates, 4), prev_c, tanh_c, *_columns(da, 4), dprev_c)
     return dprev_c

@@ -112,24 +112,25 @@ def temporal_affine_backward(dout, cache: TemporalAffineCache):
 
 # ------------------------------------------------------------ word embedding
 class WordEmbeddingCache(NamedTuple):
-    x: Any  # (N, T) integer token ids
+    x: Any  # integer token ids, any shape: (N, T) for sequences
     W: Any  # (V, D)
 
 
 def word_embedding_forward(x, W):
-    """Look up one row of ``W`` per token id.
+    r"""Look up one row of ``W`` per token id.
 
-    .. math:: \\text{out}_{nt} = W_{x_{nt}}
+    .. math:: \text{out}_{\ldots, :} = W_{x_{\ldots}}
 
     Args:
-        x: ``(N, T)`` integer ids in ``[0, V)``.
+        x: integer ids in ``[0, V)`` of any shape: ``(N, T)`` for sequences, ``(N,)`` for one
+            step (as CS231n's ``sample()`` passes them).
         W: ``(V, D)``.
 
     Returns:
-        ``out`` ``(N, T, D)`` and a :class:`WordEmbeddingCache`.
+        ``out`` of shape ``x.shape + (D,)`` (``(N, T, D)`` for ``(N, T)`` ids) and a
+        :class:`WordEmbeddingCache`.
     """
     check_ndim("W", W, 2, "(V, D)")
-    check_ndim("x", x, 2, "(N, T)")
     check_token_ids("x", x, W.shape[0])
     return W[x], WordEmbeddingCache(x, W)
 
@@ -140,12 +141,13 @@ def word_embedding_backward(dout, cache: WordEmbeddingCache):
     .. math:: dW_v = \\textstyle\\sum_{n,t:\\, x_{nt} = v} dout_{nt}
 
     Args:
-        dout: ``(N, T, D)``.
+        dout: ``x.shape + (D,)`` (``(N, T, D)`` for ``(N, T)`` ids).
 
     Returns:
         ``dW`` ``(V, D)``.
     """
     x, W = cache
+    check_shape("dout", dout, tuple(x.shape) + (W.shape[1],))
     dW = backend.get_array_module(W).zeros_like(W)
     backend.scatter_add(dW, x.reshape(-1), dout.reshape(-1, W.shape[1]))
     return dW

@@ -1,9 +1,9 @@
 """``RNN``, ``GRU`` and ``LSTM``: stacked, optionally bidirectional recurrent layers.
 
-Each layer is a thin wrapper over the sequence pairs of
-:mod:`npseq.functional.recurrent` (``rnn_forward``/``rnn_backward``,
-``gru_forward``/``gru_backward``, ``lstm_seq_forward``/``lstm_seq_backward``); no cell
-maths is repeated here. Shapes are batch first: ``x`` ``(N, T, D)``, outputs
+Each layer is a thin wrapper over the fast sequence functions of
+:mod:`npseq.functional.sequence` (``rnn_sequence_forward``, ``*_backward_data``,
+``*_backward_weights``, and likewise for the GRU and LSTM), which equal loops over the
+reference cells of :mod:`npseq.functional.recurrent`; no cell maths is repeated here. Shapes are batch first: ``x`` ``(N, T, D)``, outputs
 ``(N, T, num_directions * H)``, states ``(num_layers * num_directions, N, H)`` with the
 row of layer ``l``, direction ``d`` at ``l * num_directions + d`` (PyTorch's order).
 
@@ -20,7 +20,7 @@ import math
 from typing import Any, NamedTuple
 
 from .. import backend
-from ..functional import recurrent as R
+from ..functional import sequence as S
 from ..functional.layers import dropout_backward, dropout_forward
 from .._checks import check_array, check_float, check_ndim, check_same_backend, check_shape, check_valid_lens
 from .init import make_rng, uniform
@@ -137,13 +137,13 @@ class RecurrentBase(Module):
         self.dropout_rng = make_rng(int(rng.integers(2**63)))
 
     # --------------------------------------------------------- subclass hooks
-    def _run_forward(self, x, initial, params, mask):
-        """Functional sequence forward of one layer and direction (inputs already checked, ``mask``
-        ``(T, N, 1)`` or ``None``): ``(outputs, cache, finals)``."""
+    def _run_forward(self, x, initial, params, padding):
+        """Functional sequence forward of one layer and direction (``padding``: a
+        :class:`~npseq.functional.sequence.Padding` or ``None``): ``(outputs, cache, finals)``."""
         raise NotImplementedError
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        """Functional backward data (``dfinals``: writable arrays): ``(dx, dinitial, preact, step_norms or None)``."""
+        """Functional backward data: ``(dx, dinitial, preact, step_norms or None)``."""
         raise NotImplementedError
 
     def _run_backward_weights(self, caches, preacts):
@@ -225,6 +225,9 @@ class RecurrentBase(Module):
         check_ndim("x", x, 3, "(N, T, D)")
         check_same_backend("x", x, self._reference)
         n, t_steps, d = x.shape
+        if n == 0 or t_steps == 0:
+            raise ValueError(f"x: expected at least one sequence and one time step (N >= 1, T >= 1), "
+                             f"got shape {tuple(x.shape)}")
         if d != self.input_size:
             raise ValueError(f"x: expected shape (N, T, {self.input_size}), got {tuple(x.shape)}")
         if x.dtype != self._reference.dtype:
@@ -234,11 +237,11 @@ class RecurrentBase(Module):
             parts = tuple(xp.zeros(self._state_shape(n), dtype=x.dtype) for _ in range(self._state_parts))
         else:
             parts = self._state_parts_of(state, "state", n, allow_none_parts=False)
-        reverse_index = mask = None
+        reverse_index = padding = None
         if valid_lens is not None:
             check_valid_lens("valid_lens", valid_lens, (n,), t_steps)
             check_same_backend("valid_lens", valid_lens, self._reference)
-            mask = R._mask_of(valid_lens, t_steps, x)  # the reverse direction's too: it reverses within lengths
+            padding = S.sequence_padding(valid_lens, t_steps, x)  # the reverse direction's too: it reverses within lengths
             if self.bidirectional:
                 steps = xp.arange(t_steps)[None, :]
                 lens = valid_lens[:, None]
@@ -252,7 +255,7 @@ class RecurrentBase(Module):
                 k = layer * self.num_directions + direction
                 params = [p.data for p in self._params_of(layer, direction)]
                 seq = layer_input if direction == 0 else self._reverse(layer_input, reverse_index)
-                out, cache, last = self._run_forward(seq, [part[k] for part in parts], params, mask)
+                out, cache, last = self._run_forward(seq, [part[k] for part in parts], params, padding)
                 outputs.append(out if direction == 0 else self._reverse(out, reverse_index))
                 caches.append(cache)
                 for collected, value in zip(finals, last):
@@ -293,8 +296,7 @@ class RecurrentBase(Module):
                     dh = self._reverse(dh, cache.reverse_index)
                 direction_cache = layer_cache.directions[direction]
                 finals_like = [direction_cache.h_last] + ([direction_cache.c_last] if self._state_parts == 2 else [])
-                dfinals = [xp.zeros_like(like) if part is None else part[k].copy()
-                           for part, like in zip(dparts, finals_like)]
+                dfinals = [None if part is None else part[k] for part in dparts]
                 dseq, dstart, preact, step_norms = self._run_backward_data(
                     dh, direction_cache, dfinals, self.record_step_norms)
                 if direction == 1:
@@ -325,7 +327,8 @@ class RecurrentBase(Module):
 
 
 class RNN(RecurrentBase):
-    """Multi-layer Elman RNN with tanh, built on :func:`~npseq.functional.recurrent.rnn_forward`.
+    """Multi-layer Elman RNN with tanh, the reference :func:`~npseq.functional.recurrent.rnn_forward`, run by
+    :func:`~npseq.functional.sequence.rnn_sequence_forward`.
 
     Each layer and direction computes
 
@@ -346,20 +349,21 @@ class RNN(RecurrentBase):
     (see :func:`to_torch_state_dict` / :func:`from_torch_state_dict`).
     """
 
-    def _run_forward(self, x, initial, params, mask):
-        out, cache = R._rnn_run(x, initial[0], *params, mask)
+    def _run_forward(self, x, initial, params, padding):
+        out, cache = S.rnn_sequence_forward(x, initial[0], *params, padding)
         return out, cache, (cache.h_last,)
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        dx, dh0, dA, *norms = R._rnn_backward_run(dh.transpose(1, 0, 2), cache, dfinals[0], record)
-        return dx, (dh0,), dA, norms[0] if record else None
+        grads = S.rnn_sequence_backward_data(dh, cache, dfinals[0], record)
+        return grads.dx, (grads.dh0,), grads.dA, grads.step_norms
 
     def _run_backward_weights(self, caches, preacts):
-        return R.rnn_backward_weights(caches, preacts)
+        return S.rnn_sequence_backward_weights(caches, preacts)
 
 
 class GRU(RecurrentBase):
-    """Multi-layer GRU, built on :func:`~npseq.functional.recurrent.gru_forward`.
+    """Multi-layer GRU, the reference :func:`~npseq.functional.recurrent.gru_forward`, run by
+    :func:`~npseq.functional.sequence.gru_sequence_forward`.
 
     Each layer and direction computes, with gate order ``[r, z, n]`` in the ``3H`` columns,
 
@@ -393,23 +397,24 @@ class GRU(RecurrentBase):
         super().__init__(input_size, hidden_size, num_layers, bidirectional, dropout, rng=rng, dtype=dtype)
         self.reset_after = bool(reset_after)
 
-    def _run_forward(self, x, initial, params, mask):
-        out, cache = R._gru_run(x, initial[0], *params, self.reset_after, mask)
+    def _run_forward(self, x, initial, params, padding):
+        out, cache = S.gru_sequence_forward(x, initial[0], *params, self.reset_after, padding)
         return out, cache, (cache.h_last,)
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        dx, dh0, preact, *norms = R._gru_backward_run(dh.transpose(1, 0, 2), cache, dfinals[0], record)
-        return dx, (dh0,), preact, norms[0] if record else None
+        grads = S.gru_sequence_backward_data(dh, cache, dfinals[0], record)
+        return grads.dx, (grads.dh0,), grads.preact, grads.step_norms
 
     def _run_backward_weights(self, caches, preacts):
-        return R.gru_backward_weights(caches, preacts)
+        return S.gru_sequence_backward_weights(caches, preacts)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", reset_after={self.reset_after}"
 
 
 class LSTM(RecurrentBase):
-    """Multi-layer LSTM, built on :func:`~npseq.functional.recurrent.lstm_seq_forward`.
+    """Multi-layer LSTM, the reference :func:`~npseq.functional.recurrent.lstm_forward` (from any ``c0``),
+    run by :func:`~npseq.functional.sequence.lstm_sequence_forward`.
 
     Each layer and direction computes, with gate order ``[i, f, o, g]`` in the ``4H`` columns,
 
@@ -437,17 +442,16 @@ class LSTM(RecurrentBase):
     _gates = 4
     _state_parts = 2
 
-    def _run_forward(self, x, initial, params, mask):
-        out, cache = R._lstm_run(x, initial[0], initial[1], *params, mask)
+    def _run_forward(self, x, initial, params, padding):
+        out, cache = S.lstm_sequence_forward(x, initial[0], initial[1], *params, padding)
         return out, cache, (cache.h_last, cache.c_last)
 
     def _run_backward_data(self, dh, cache, dfinals, record):
-        dx, dh0, dc0, dA, *norms = R._lstm_backward_run(dh.transpose(1, 0, 2), cache, dfinals[0], dfinals[1],
-                                                        record)
-        return dx, (dh0, dc0), dA, norms[0] if record else None
+        grads = S.lstm_sequence_backward_data(dh, cache, dfinals[0], dfinals[1], record)
+        return grads.dx, (grads.dh0, grads.dc0), grads.dA, grads.step_norms
 
     def _run_backward_weights(self, caches, preacts):
-        return R.lstm_backward_weights(caches, preacts)
+        return S.lstm_sequence_backward_weights(caches, preacts)
 
 
 # ------------------------------------------------------------ PyTorch weights

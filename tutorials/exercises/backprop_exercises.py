@@ -84,14 +84,16 @@ def lstm_step_backward(dnext_h, dnext_c, cache):
             cache.prev_c  (N, H)
             cache.Wx      (D, 4H)
             cache.Wh      (H, 4H)
-            cache.gates   (N, 4H)  the activations [i, f, o, g] (after sigmoid/tanh, not a)
+            cache.i       (N, H)   input gate, sigmoid(a_i)
+            cache.f       (N, H)   forget gate, sigmoid(a_f)
+            cache.o       (N, H)   output gate, sigmoid(a_o)
+            cache.g       (N, H)   candidate cell, tanh(a_g)
             cache.tanh_c  (N, H)   tanh(next_c)
 
     Returns:
         dx (N, D), dprev_h (N, H), dprev_c (N, H), dWx (D, 4H), dWh (H, 4H), db (4H,).
 
     Hints:
-        Slice the gates: H = cache.prev_h.shape[1]; i = gates[:, :H], f = gates[:, H:2*H], ...
         The cell state receives gradient along two paths, directly and through next_h:
             dc      = dnext_c + dnext_h * o * (1 - tanh_c^2)
         Each gate's pre-activation, with sigmoid'(a) = s (1 - s) and tanh'(a) = 1 - t^2:
@@ -120,15 +122,17 @@ def gru_step_backward(dnext_h, cache):
 
     Args:
         dnext_h: (N, H) gradient with respect to h'.
-        cache: npseq's ``GRUStepCache`` from ``gru_step_forward(x, prev_h, Wx, Wh, bx, bh, reset_after)``:
+        cache: from ``gru_step_forward(x, prev_h, Wx, Wh, bx, bh, reset_after)``, a ``GRUStepCache``
+            (reset_after=False) or a ``GRUResetAfterStepCache`` (reset_after=True):
             cache.x            (N, D)
             cache.prev_h       (N, H)   h above
             cache.Wx           (D, 3H)
             cache.Wh           (H, 3H)
-            cache.gates        (N, 3H)  the activations [r, z, n]
-            cache.rh           (N, H)   r * h, the input of W_hn (reset_after=False; None otherwise)
-            cache.hn           (N, H)   h @ W_hn + b_hn, what r multiplies (reset_after=True; None otherwise)
-            cache.reset_after  bool
+            cache.r            (N, H)   reset gate
+            cache.z            (N, H)   update gate
+            cache.n            (N, H)   candidate state
+            cache.hn           (N, H)   h @ W_hn + b_hn, what r multiplies (GRUResetAfterStepCache only)
+            cache.reset_after  bool     which variant (a class constant of each cache type)
 
     Returns:
         dx (N, D), dprev_h (N, H), dWx (D, 3H), dWh (H, 3H), dbx (3H,), dbh (3H,).
@@ -141,7 +145,7 @@ def gru_step_backward(dnext_h, cache):
         The input side sees the same pre-activations in both variants, so with
         dax = [da_r, da_z, da_n]  (N, 3H):  dx = dax @ Wx^T,  dWx = x^T @ dax,  dbx = sum_n dax.
 
-        reset_after=False (rho = r * h = cache.rh feeds W_hn):
+        reset_after=False (rho = r * h feeds W_hn):
             drho = da_n @ W_hn^T,     da_r = drho * h * r (1 - r)
             dh  += drho * r + [da_r, da_z] @ [W_hr, W_hz]^T
             dWh  = [h^T @ da_r,  h^T @ da_z,  rho^T @ da_n]   (three H-column blocks)
