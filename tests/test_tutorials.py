@@ -95,3 +95,49 @@ def test_tutorial_runs_in_fast_mode(path, tmp_path):
     assert pngs, f"{path.name}: wrote no PNG into NPSEQ_FIGURES ({figures})"
     for png in pngs:
         _check_png(png)
+
+
+@pytest.fixture(scope="module")
+def common(tmp_path_factory):
+    """The tutorials' shared module ``_common`` (imported from the tutorials folder, figures elsewhere)."""
+    os.environ.setdefault("NPSEQ_FIGURES", str(tmp_path_factory.mktemp("figures")))
+    sys.path.insert(0, str(TUTORIALS_DIR))
+    try:
+        import _common
+    finally:
+        sys.path.remove(str(TUTORIALS_DIR))
+    return _common
+
+
+def _reference_functions():
+    from npseq.functional import recurrent
+
+    return [getattr(recurrent, name) for name in recurrent.__all__ if callable(getattr(recurrent, name))
+            and not isinstance(getattr(recurrent, name), type)]
+
+
+def test_printed_code_is_the_maths_without_plumbing(common):
+    for function in _reference_functions():
+        shown = common.code(function)
+        ast.parse(shown)
+        for plumbing in ('"""', "check_", "backend.", "xp."):
+            assert plumbing not in shown, (function.__name__, plumbing)
+    shown = common.code(__import__("npseq").functional.recurrent.gru_step_forward)
+    assert "r = sigmoid(x @ Wx[:, r_] + bx[r_] + prev_h @ Wh[:, r_] + bh[r_])" in shown
+    assert "n = np.tanh(" in shown
+
+
+def test_printed_equations_are_readable_text(common):
+    for function in _reference_functions():
+        text = common.rest_to_text(__import__("inspect").getdoc(function).split("Args:")[0])
+        for raw in ("\\", ":math:", ".. math::", "``", ":func:"):
+            assert raw not in text, (function.__name__, raw, text)
+    assert common.latex_to_text(r"W_{xr} + h_{t-1}^\top \odot \sigma(a_i)") == "W_xr + h_{t-1}ᵀ ⊙ σ(a_i)"
+    assert common.latex_to_text(r"\frac{\partial L}{\partial h_t} = 1 - n^2") == "(∂L)/(∂h_t) = 1 - n²"
+    assert common.latex_to_text(r"a \\ b") == "a \n b"
+
+
+def test_in_a_notebook_equations_are_markdown_maths(common):
+    doc = "Step.\n\n.. math::\n    a &= b \\\\\n    c &= d\n\nwith :math:`x_t` and ``code``."
+    assert common.rest_to_markdown(doc) == ("Step.\n\n$$\\begin{aligned}a &= b \\\\ c &= d\\end{aligned}$$\n\n"
+                                            "with $x_t$ and `code`.")

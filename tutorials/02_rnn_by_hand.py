@@ -14,17 +14,16 @@
 # 3. What does gradient clipping do about the growth?
 
 # %%
-import inspect
-
 import numpy as np
 
 from npseq.functional import rnn_backward, rnn_forward, rnn_step_backward, rnn_step_forward
+from npseq.functional import sequence
 from npseq.gradcheck import check_function, check_module, rel_error
 from npseq.nn import RNN
 from npseq.optim import clip_grad_norm
 from npseq.viz import plot_grad_norms
 
-from _common import FAST, figure_path, show
+from _common import FAST, code, equations, figure_path, show
 
 rng = np.random.default_rng(0)
 
@@ -43,15 +42,30 @@ rng = np.random.default_rng(0)
 # $\ell_t = -\log \operatorname{softmax}(z_t)_{x_{t+1}}$; for the backward pass all we
 # need from that head is the gradient $\partial \ell_t / \partial h_t$ it sends down.
 #
-# The step is three lines of npseq:
+# The step is those two equations, one line each (here and below, npseq's code is
+# printed without its argument checks):
 
 # %%
-print(inspect.getsource(rnn_step_forward))
+print(code(rnn_step_forward))
 
 # %% [markdown]
-# The sequence version computes the same thing, but with the input projection of all
-# $T$ steps done as one matrix product before the loop, because $x_t W_x$ does not
-# depend on the state. A loop over `rnn_step_forward` must give the same states:
+# Over a sequence, `rnn_forward` calls the step at every $t$. It also takes optional
+# `valid_lens`: in a batch of sentences of different lengths, the steps past a sentence's
+# end are padding, and there the state is carried over unchanged and the output is zero,
+# $h_t = m_t \tilde h_t + (1 - m_t) h_{t-1}$ and $y_t = m_t \tilde h_t$ with $m_t = 1$ at a real
+# token and $0$ at padding. Without `valid_lens` every $m_t = 1$:
+
+# %%
+print(code(rnn_forward))
+
+# %% [markdown]
+# That loop is the *reference*: the code to read. The layers of `npseq.nn` run a twin of
+# it, `npseq.functional.sequence.rnn_sequence_forward`, which computes the same numbers
+# arranged for speed: the input projections $x_t W_x$ of all $T$ steps in one matrix
+# product before the loop (they do not depend on the state), every state in one
+# preallocated array, in-place updates. The test suite holds the twin equal to the
+# reference to $10^{-12}$. Both, and a loop of our own over `rnn_step_forward`, must give the
+# same states:
 
 # %%
 N, T, D, H = 3, 5, 4, 6
@@ -60,13 +74,16 @@ h0 = rng.standard_normal((N, H))
 Wx, Wh, b = 0.5 * rng.standard_normal((D, H)), 0.5 * rng.standard_normal((H, H)), 0.1 * rng.standard_normal(H)
 
 h_seq, cache = rnn_forward(x, h0, Wx, Wh, b)
+h_fast, fast_cache = sequence.rnn_sequence_forward(x, h0, Wx, Wh, b)
 h, step_caches, looped = h0, [], []
 for t in range(T):
     h, step_cache = rnn_step_forward(x[:, t], h, Wx, Wh, b)
     step_caches.append(step_cache)
     looped.append(h)
 print("states:", h_seq.shape, " max |rnn_forward - loop of steps| =", np.abs(h_seq - np.stack(looped, 1)).max())
-print("the cache is a named tuple:", type(cache).__name__, cache._fields)
+print("                    max |fast twin - rnn_forward|    =", np.abs(h_fast - h_seq).max())
+print("the cache is a named tuple:", type(cache).__name__, cache._fields,
+      "with one", type(cache.steps[0]).__name__, cache.steps[0]._fields, "per step")
 
 # %% [markdown]
 # ## The backward of one step
@@ -88,7 +105,7 @@ print("the cache is a named tuple:", type(cache).__name__, cache._fields)
 # the batch. npseq's step backward is those five products:
 
 # %%
-print(inspect.getsource(rnn_step_backward))
+print(code(rnn_step_backward))
 
 # %% [markdown]
 # ## Backpropagation through time
@@ -120,8 +137,10 @@ print(inspect.getsource(rnn_step_backward))
 # network cannot learn dependencies that long. If $W_h$ is large and the units are not
 # saturated, the product can instead *explode* geometrically.
 #
-# Here is BPTT written with npseq's step backward, checked against `rnn_backward`,
-# which does the same loop with preallocated arrays and one product per weight:
+# Here is BPTT written with npseq's step backward, checked against `rnn_backward` (the
+# reference, the same loop with padding) and against the fast twin that the layers run,
+# which splits it into a loop for the data gradients and one matrix product per weight
+# after it ($dW_h = \sum_t h_{t-1}^\top da_t$ is one product of $(H, T N)$ by $(T N, H)$):
 
 # %%
 dh = rng.standard_normal((N, T, H))  # dh_t: the direct gradient of every state
@@ -134,16 +153,22 @@ for t in reversed(range(T)):
     grads["dWh"] += dWh_t
     grads["db"] += db_t
 dx, dh0, dWx, dWh, db = rnn_backward(dh, cache)
-for name, mine, theirs in (("dx", grads["dx"], dx), ("dh0", g_next, dh0), ("dWx", grads["dWx"], dWx),
-                           ("dWh", grads["dWh"], dWh), ("db", grads["db"], db)):
-    print(f"{name:>4}: relative error between the hand loop and rnn_backward {rel_error(mine, theirs):.1e}")
+fast = sequence.rnn_sequence_backward_data(dh, fast_cache)
+fast_weights = sequence.rnn_sequence_backward_weights([fast_cache], [fast.dA])
+for name, mine, theirs, twin in (("dx", grads["dx"], dx, fast.dx), ("dh0", g_next, dh0, fast.dh0),
+                                 ("dWx", grads["dWx"], dWx, fast_weights[0]),
+                                 ("dWh", grads["dWh"], dWh, fast_weights[1]), ("db", grads["db"], db, fast_weights[2])):
+    print(f"{name:>4}: relative error of the hand loop to rnn_backward {rel_error(mine, theirs):.1e}, "
+          f"to the fast twin {rel_error(mine, twin):.1e}")
 
 # %% [markdown]
-# The docstring of `rnn_backward` states the same recurrence (with a mask $m_t$ for
-# padded steps, which we did not use here):
+# `rnn_backward` states the same recurrence, with the mask $m_t$ for padded steps (a
+# padded step passes its gradient $g_t$ straight back to $h_{t-1}$, since it passed the state
+# through unchanged), and its code is that loop:
 
 # %%
-print(inspect.getdoc(rnn_backward).split("Args:")[0])
+print(equations(rnn_backward))
+print(code(rnn_backward))
 
 # %% [markdown]
 # ## Gradient checks
@@ -234,7 +259,7 @@ show(path)
 # cannot throw the weights far away. npseq's version:
 
 # %%
-print(inspect.getdoc(clip_grad_norm).split("Args:")[0])
+print(equations(clip_grad_norm))
 
 # %% [markdown]
 # Applied to the parameters of the $\sigma = 2$ network above (whose gradients the

@@ -14,8 +14,6 @@
 # measures how far back the gradient reaches compared with the vanilla RNN.
 
 # %%
-import inspect
-
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -25,14 +23,9 @@ from npseq.functional import (gru_backward, gru_forward, gru_step_backward, gru_
 from npseq.gradcheck import check_function, check_module
 from npseq.nn import GRU, LSTM, RNN
 
-from _common import FAST, figure_path, show
+from _common import FAST, code, equations, figure_path, show
 
 rng = np.random.default_rng(0)
-
-
-def equations(function):
-    """The part of a function's docstring before its argument list: the maths."""
-    return inspect.getdoc(function).split("Args:")[0].strip()
 
 
 # %% [markdown]
@@ -56,10 +49,12 @@ def equations(function):
 # $$\text{reset before (Cho et al. 2014):}\quad n = \tanh\big(x W_{xn} + b_{xn} + (r \odot h) W_{hn} + b_{hn}\big),$$
 # $$\text{reset after (cuDNN, PyTorch, Keras):}\quad n = \tanh\big(x W_{xn} + b_{xn} + r \odot (h W_{hn} + b_{hn})\big).$$
 #
-# `gru_step_forward` implements both (`reset_after=False` is the textbook form):
+# `gru_step_forward` implements both (`reset_after=False` is the textbook form), one line
+# per equation; `r_`, `z_`, `n_` name the three column blocks of the weights:
 
 # %%
 print(equations(gru_step_forward))
+print(code(gru_step_forward))
 
 # %% [markdown]
 # ### Why cuDNN resets after the product
@@ -125,6 +120,78 @@ print("same weights, reset before vs after: max difference", np.abs(before - aft
 
 # %%
 print(equations(lstm_step_forward))
+print(code(lstm_step_forward))
+
+# %% [markdown]
+# ## Every tensor of one step, with its shape
+#
+# A shape is the first check of any formula. Here is every tensor that one step reads,
+# computes and returns, forward and backward, for $N = 3$ examples, $D = 4$ input
+# features and $H = 5$ hidden units (so $3H = 15$ and $4H = 20$; every size is different,
+# so each column can be traced back to its letter). The table is built from the arrays
+# themselves, and the cell asserts that each one has the shape written next to it.
+
+# %%
+N_TAB, D_TAB, H_TAB = 3, 4, 5
+SIZES = {"N": N_TAB, "D": D_TAB, "H": H_TAB, "3H": 3 * H_TAB, "4H": 4 * H_TAB}
+
+
+def shape_table(title, rows):
+    """Print ``(name, array, layout, meaning)`` rows; assert each array has the layout's shape."""
+    print(f"{title}\n{'tensor':<9} {'layout':<8} {'shape':<8} meaning")
+    for name, array, layout, meaning in rows:
+        expected = tuple(SIZES[part] for part in layout.strip("()").replace(" ", "").split(",") if part)
+        assert array.shape == expected, (name, array.shape, layout)
+        print(f"{name:<9} {layout:<8} {str(array.shape):<8} {meaning}")
+    print()
+
+
+t_rng = np.random.default_rng(1)
+tx, th, tc = (t_rng.standard_normal(shape) for shape in [(N_TAB, D_TAB), (N_TAB, H_TAB), (N_TAB, H_TAB)])
+gWx, gWh = t_rng.standard_normal((D_TAB, 3 * H_TAB)), t_rng.standard_normal((H_TAB, 3 * H_TAB))
+gbx, gbh = t_rng.standard_normal(3 * H_TAB), t_rng.standard_normal(3 * H_TAB)
+g_next, g_cache = gru_step_forward(tx, th, gWx, gWh, gbx, gbh, reset_after=True)
+g_grads = gru_step_backward(np.ones_like(g_next), g_cache)
+shape_table("GRU step (reset after)", [
+    ("x", tx, "(N, D)", "input of this step"),
+    ("prev_h", th, "(N, H)", "previous state h"),
+    ("Wx", gWx, "(D, 3H)", "input weights, blocks [r, z, n]"),
+    ("Wh", gWh, "(H, 3H)", "recurrent weights, blocks [r, z, n]"),
+    ("bx, bh", gbx, "(3H)", "the two biases"),
+    ("r", g_cache.r, "(N, H)", "reset gate"),
+    ("z", g_cache.z, "(N, H)", "update gate"),
+    ("hn", g_cache.hn, "(N, H)", "h W_hn + b_hn, what r scales"),
+    ("n", g_cache.n, "(N, H)", "candidate state"),
+    ("next_h", g_next, "(N, H)", "(1 - z) n + z h"),
+    ("dx", g_grads[0], "(N, D)", "backward: gradient of x"),
+    ("dprev_h", g_grads[1], "(N, H)", "backward: gradient of h"),
+    ("dWx", g_grads[2], "(D, 3H)", "backward: the shape of Wx, as every weight gradient"),
+    ("dWh", g_grads[3], "(H, 3H)", "backward"),
+    ("dbx, dbh", g_grads[4], "(3H)", "backward: summed over the batch"),
+])
+lWx, lWh, lb = t_rng.standard_normal((D_TAB, 4 * H_TAB)), t_rng.standard_normal((H_TAB, 4 * H_TAB)), \
+    t_rng.standard_normal(4 * H_TAB)
+l_h, l_c, l_cache = lstm_step_forward(tx, th, tc, lWx, lWh, lb)
+l_grads = lstm_step_backward(np.ones_like(l_h), np.ones_like(l_c), l_cache)
+shape_table("LSTM step", [
+    ("x", tx, "(N, D)", "input of this step"),
+    ("prev_h", th, "(N, H)", "previous hidden state"),
+    ("prev_c", tc, "(N, H)", "previous cell state"),
+    ("Wx", lWx, "(D, 4H)", "input weights, blocks [i, f, o, g]"),
+    ("Wh", lWh, "(H, 4H)", "recurrent weights, blocks [i, f, o, g]"),
+    ("b", lb, "(4H)", "bias"),
+    ("i, f, o", l_cache.i, "(N, H)", "input, forget and output gates"),
+    ("g", l_cache.g, "(N, H)", "candidate cell"),
+    ("next_c", l_c, "(N, H)", "f c + i g"),
+    ("tanh_c", l_cache.tanh_c, "(N, H)", "tanh(next_c), kept for the backward"),
+    ("next_h", l_h, "(N, H)", "o tanh(next_c)"),
+    ("dx", l_grads[0], "(N, D)", "backward"),
+    ("dprev_h", l_grads[1], "(N, H)", "backward"),
+    ("dprev_c", l_grads[2], "(N, H)", "backward: dc f, the memory path"),
+    ("dWx", l_grads[3], "(D, 4H)", "backward"),
+    ("dWh", l_grads[4], "(H, 4H)", "backward"),
+    ("db", l_grads[5], "(4H)", "backward: summed over the batch"),
+])
 
 # %% [markdown]
 # ## The backward passes, in summary
@@ -150,12 +217,13 @@ print(equations(lstm_step_forward))
 # $\eta = h W_{hn} + b_{hn}$, so $dr = da_n \odot \eta$, and the hidden-side pre-activation
 # gradient is $[da_r, da_z, da_n \odot r]$, which again meets $W_h$ in one product.
 #
-# The docstrings give every line, with shapes:
+# The docstrings give every line, and the code follows them one line each:
 
 # %%
 print(equations(lstm_step_backward))
-print()
+print(code(lstm_step_backward))
 print(equations(gru_step_backward))
+print(code(gru_step_backward))
 
 # %% [markdown]
 # ## Gradient checks
@@ -297,8 +365,9 @@ show(path)
 #
 # ## Exercises
 #
-# 1. Show that the two GRU variants coincide when $r = 1$ everywhere. Which bias
-#    difference remains, and why does it not matter then?
+# 1. Show that the two GRU variants coincide when $r = 1$ everywhere (the bias $b_{hn}$
+#    included). For $r < 1$, what does $r$ scale in each variant, and how does that treat
+#    $b_{hn}$: with $r = 0$, which variant still adds $b_{hn}$ to the candidate?
 # 2. Derive $da_r$ for the reset-before GRU by hand and compare with the docstring of
 #    `gru_step_backward`. Then derive it for reset after.
 # 3. Count the floating-point operations of one GRU step in each variant. Are they

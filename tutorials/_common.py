@@ -17,9 +17,12 @@ working directory, which works too.
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import pathlib
+import re
+import textwrap
 
 FAST = os.environ.get("NPSEQ_FAST") == "1"
 
@@ -42,12 +45,7 @@ def figure_path(name: str) -> str:
 def show(path) -> str:
     """Display the PNG at ``path`` inline when running in a Jupyter kernel; otherwise print its path."""
     path = str(path)
-    try:
-        from IPython import get_ipython
-        shell = get_ipython()
-    except ImportError:
-        shell = None
-    if shell is not None and getattr(shell, "kernel", None) is not None:
+    if in_notebook():
         from IPython.display import Image, display
         display(Image(filename=path))
     else:
@@ -55,13 +53,205 @@ def show(path) -> str:
     return path
 
 
-__all__ = ["FAST", "FIGURES", "figure_path", "show"]
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (where Markdown and math render) rather than as a script."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def code(function):
-    """A function's source without its docstring (the equations are in the text)."""
-    source = inspect.getsource(function)
-    if function.__doc__ is None:
-        return source
-    head, _, body = source.split('"""', 2)
-    return head.rstrip() + body
+def code(function) -> str:
+    """A function's source as a learner reads it: the docstring (the equations are in the text or
+    in :func:`equations`), the argument checks (``check_...(...)`` statements and ``if ...: raise``)
+    and the line that picks the array module (``xp = backend.get_array_module(...)``) left out,
+    and ``xp.`` written ``np.``."""
+    source = textwrap.dedent(inspect.getsource(function))
+    lines = source.splitlines()
+    definition = ast.parse(source).body[0]
+    skip = set()
+    body = definition.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        skip.update(range(body[0].lineno - 1, body[0].end_lineno))
+    for statement in body:
+        if _is_plumbing(statement):
+            skip.update(range(statement.lineno - 1, statement.end_lineno))
+    kept = "\n".join(line for number, line in enumerate(lines) if number not in skip)
+    return re.sub(r"\bxp\.", "np.", kept) + "\n"  # the array module is NumPy (or CuPy, which reads the same)
+
+
+def _is_plumbing(statement) -> bool:
+    """An argument check or the choice of the array module: statements that carry no maths."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        callee = statement.value.func
+        name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
+        return name.lstrip("_").startswith("check")
+    if isinstance(statement, ast.If) and not statement.orelse:
+        return all(isinstance(inner, ast.Raise) for inner in statement.body)
+    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+        return ast.unparse(statement.value.func).endswith("get_array_module")
+    return False
+
+
+def equations(function) -> str:
+    """The maths of a function's docstring (the part before its argument list), shown readably:
+    rendered as Markdown with LaTeX in a notebook; as plain text with Unicode symbols in a
+    script. Returns the text (empty in a notebook, where it is displayed instead)."""
+    doc = inspect.getdoc(function).split("Args:")[0].strip()
+    if in_notebook():
+        from IPython.display import Markdown, display
+        display(Markdown(rest_to_markdown(doc)))
+        return ""
+    return rest_to_text(doc)
+
+
+_MATH_ROLE = re.compile(r":math:`([^`]*)`")
+_LITERAL = re.compile(r"``([^`]*)``")
+_REFERENCE = re.compile(r":(?:func|class|mod|meth|data):`~?([^`]*)`")
+
+
+def _rest_blocks(doc: str):
+    """``(kind, text)`` pieces of a reST docstring: ``"math"`` for a ``.. math::`` block (its
+    LaTeX), ``"text"`` for everything else."""
+    pieces, lines = [], doc.splitlines()
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        if line.lstrip().startswith(".. math::"):
+            indent = len(line) - len(line.lstrip())
+            body = [line.split(".. math::", 1)[1].strip()]
+            k += 1
+            while k < len(lines) and (not lines[k].strip() or len(lines[k]) - len(lines[k].lstrip()) > indent):
+                body.append(lines[k].strip())
+                k += 1
+            while not body[-1] and lines[k - 1].strip() == "":  # a blank line after the block stays text
+                body.pop()
+                k -= 1
+            pieces.append(("math", " ".join(part for part in body if part)))
+        else:
+            pieces.append(("text", line))
+            k += 1
+    return pieces
+
+
+def rest_to_markdown(doc: str) -> str:
+    """A reST docstring as Markdown: ``.. math::`` blocks as display maths (aligned when they
+    have several lines), ``:math:`` roles as inline maths, literals as code."""
+    out = []
+    for kind, text in _rest_blocks(doc):
+        if kind == "math":
+            aligned = "\\\\" in text or "&" in text
+            out.append("$$\\begin{aligned}" + text + "\\end{aligned}$$" if aligned else "$$" + text + "$$")
+        else:
+            text = _MATH_ROLE.sub(lambda m: "$" + m.group(1) + "$", text)
+            out.append(_REFERENCE.sub(lambda m: "`" + m.group(1).split(".")[-1] + "`", _LITERAL.sub(r"`\1`", text)))
+    return "\n".join(out)
+
+
+def rest_to_text(doc: str) -> str:
+    """A reST docstring as plain text: each ``.. math::`` block indented, one equation a line,
+    and all LaTeX turned into Unicode (``\\odot`` -> ⊙, ``W_{xr}`` -> W_xr, ``h^\\top`` -> hᵀ)."""
+    out = []
+    for kind, text in _rest_blocks(doc):
+        if kind == "math":
+            out.extend("    " + line.strip() for line in latex_to_text(text).split("\n") if line.strip())
+        else:
+            text = _MATH_ROLE.sub(lambda m: latex_to_text(m.group(1)), text)
+            out.append(_REFERENCE.sub(lambda m: m.group(1).split(".")[-1], _LITERAL.sub(r"\1", text)))
+    return "\n".join(out)
+
+
+_SYMBOLS = {
+    "odot": "⊙", "cdot": "·", "times": "×", "top": "ᵀ", "sigma": "σ", "sum": "Σ", "prod": "∏", "delta": "δ",
+    "partial": "∂", "ell": "ℓ", "rho": "ρ", "eta": "η", "alpha": "α", "lambda": "λ", "theta": "θ", "mu": "μ",
+    "ldots": "…", "dots": "…", "cdots": "⋯", "in": "∈", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "to": "→",
+    "infty": "∞", "approx": "≈", "neq": "≠", "pm": "±", "tanh": "tanh", "exp": "exp", "log": "log", "max": "max",
+    "min": "min", "qquad": "    ", "quad": "  ", ",": "", ";": " ", " ": " ", "!": "", "textstyle": "",
+    "displaystyle": "", "left": "", "right": "", "big": "", "bigl": "", "bigr": "", "Big": "", "Bigl": "",
+    "Bigr": "", "tfrac12": "½", "mathbb{R}": "ℝ",
+}
+_SUPERSCRIPTS = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀ"))
+
+
+def _braced(text: str, start: int):
+    """The content of the brace group that opens at ``text[start]``, and the index after it."""
+    depth = 0
+    for end in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            return text[start + 1:end], end + 1
+    return text[start + 1:], len(text)
+
+
+def _subscript(content: str) -> str:
+    """``_content`` for a name-like subscript (``W_hn``, ``h_prev``), else ``_{content}`` (``h_{t-1}``)."""
+    content = content.strip()
+    return "_" + content if content.isalnum() else "_{" + content + "}"
+
+
+def _superscript(content: str) -> str:
+    """``content`` in Unicode superscripts when every character has one (``n²``, ``daʰ``), else ``^{content}``."""
+    content = content.strip()
+    if content and all(ch in _SUPERSCRIPTS for ch in content):
+        return "".join(_SUPERSCRIPTS[ch] for ch in content)
+    return "^" + content if len(content) == 1 else "^{" + content + "}"
+
+
+def latex_to_text(latex: str) -> str:
+    """The LaTeX of npseq's docstrings as plain Unicode text (``\\\\`` becomes a line break)."""
+    out, k = [], 0
+    while k < len(latex):
+        ch = latex[k]
+        if latex.startswith("\\\\", k):
+            out.append("\n")
+            k += 2
+        elif ch == "\\":
+            name = re.match(r"[A-Za-z]+|.", latex[k + 1:]).group(0)
+            k += 1 + len(name)
+            if name in ("text", "operatorname", "mathrm", "mathbf", "mathit") and latex[k:k + 1] == "{":
+                content, k = _braced(latex, k)
+                out.append(latex_to_text(content))
+            elif name == "frac" and latex[k:k + 1] == "{":
+                numerator, k = _braced(latex, k)
+                denominator, k = _braced(latex, k)
+                out.append(f"({latex_to_text(numerator)})/({latex_to_text(denominator)})")
+            elif name == "sqrt" and latex[k:k + 1] == "{":
+                content, k = _braced(latex, k)
+                out.append("√(" + latex_to_text(content) + ")")
+            elif name == "tilde":
+                argument = latex[k + 1] if latex[k:k + 1] == " " else latex[k]
+                k += 2 if latex[k:k + 1] == " " else 1
+                out.append(argument + "\u0303")
+            elif name == "mathrel" and latex[k:k + 1] == "{":
+                content, k = _braced(latex, k)
+                out.append(latex_to_text(content))
+            elif name == "mathbb" and latex[k:k + 1] == "{":
+                content, k = _braced(latex, k)
+                out.append({"R": "ℝ", "N": "ℕ", "Z": "ℤ"}.get(content, content))
+            else:
+                out.append(_SYMBOLS.get(name, name))
+                if name == "partial" and latex[k:k + 1] == " ":  # \partial L reads ∂L
+                    k += 1
+        elif ch in "_^":
+            k += 1
+            if latex[k:k + 1] == "{":
+                content, k = _braced(latex, k)
+            elif latex[k:k + 1] == "\\":
+                name = re.match(r"[A-Za-z]+", latex[k + 1:]).group(0)
+                content, k = "\\" + name, k + 1 + len(name)
+            else:
+                content, k = latex[k:k + 1], k + 1
+            rendered = latex_to_text(content)
+            out.append(_subscript(rendered) if ch == "_" else "ᵀ" if rendered == "ᵀ" else _superscript(rendered))
+        elif ch in "{}&":
+            k += 1
+        else:
+            out.append(ch)
+            k += 1
+    return "".join(out)
+
+
+__all__ = ["FAST", "FIGURES", "figure_path", "show", "code", "equations", "in_notebook"]
