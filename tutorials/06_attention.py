@@ -18,21 +18,20 @@
 # 3. What changes with Luong's decoder, which attends *after* its recurrent step?
 
 # %%
-import inspect
 import re
 
 import numpy as np
 
 from npseq.cli import DEMO_SETTINGS, Corpus, attention_rows, decode_sentence, evaluate
 from npseq.functional import attention as A
-from npseq.functional import masked_softmax
+from npseq.functional import masked_softmax, masked_softmax_backward
 from npseq.gradcheck import check_function, check_module
 from npseq.models import LuongAttentionDecoder, Seq2SeqAttentionDecoder, build_seq2seq
 from npseq.optim import Adam
 from npseq.train import train_seq2seq
 from npseq.viz import plot_history, show_attention_grid, show_heatmaps
 
-from _common import FAST, code, figure_path, show
+from _common import FAST, code, equations, figure_path, show
 
 rng = np.random.default_rng(0)
 
@@ -132,11 +131,139 @@ print(f"padding, no valid_lens:  max |change of the context| = {np.abs(unmasked 
 # %% [markdown]
 # ## Gradient checks
 #
-# The backward of attention pooling goes through the softmax Jacobian,
-# $ds_{k} = \alpha_k (d\alpha_k - \sum_j d\alpha_j \alpha_j)$, which is zero at masked keys, and then
-# through the score function. Each pair is checked with masks that leave some keys out;
-# the checked backward also takes an optional gradient on the weights themselves
-# (`dweights`), and both are perturbed:
+# ### The backward of additive attention, step by step
+#
+# A backward pass runs the forward in reverse. Additive attention is five steps,
+#
+# $$\hat q = q W_q, \quad \hat k = k W_k, \quad f_{nqk} = \tanh(\hat q_{nq} + \hat k_{nk}), \quad
+#   s_{nqk} = w_v \cdot f_{nqk}, \quad \alpha_{nq\cdot} = \operatorname{masked\_softmax}(s_{nq\cdot}), \quad
+#   c_{nq} = \sum_k \alpha_{nqk} v_{nk},$$
+#
+# with shapes $q$ $(N, Q, D_q)$, $k$ $(N, K, D_k)$, $v$ $(N, K, D_v)$, $\hat q$ $(N, Q, h)$, $\hat k$
+# $(N, K, h)$, $f$ $(N, Q, K, h)$, $s$ and $\alpha$ $(N, Q, K)$, $c$ $(N, Q, D_v)$. We are given $dc$, the
+# gradient of the loss with respect to the context ($dx$ always has the shape of $x$), and
+# go back one step at a time. We take dropout on the weights to be off ($p = 0$, as in all
+# the checks below). With dropout the context is $\tilde\alpha v$ with $\tilde\alpha = \alpha \odot m$,
+# so $dv$ uses $\tilde\alpha$ instead of $\alpha$ and $d\alpha$ is multiplied by the same mask $m$. That
+# multiplication is all that `dropout_backward` does in the code.
+#
+# **1. Context to weights and values.** $c_{nq} = \sum_k \alpha_{nqk} v_{nk}$ is linear in each factor:
+#
+# $$dv_{nk} = \sum_q \alpha_{nqk}\, dc_{nq} \quad (N, K, D_v), \qquad
+#   d\alpha_{nqk} = dc_{nq} \cdot v_{nk} \quad (N, Q, K),$$
+#
+# or, one matrix per example, $dv = \alpha^\top dc$ and $d\alpha = dc\, v^\top$. If a loss also acts on the
+# weights themselves, its gradient (`dweights`) is added to $d\alpha$.
+#
+# **2. Weights to scores: the masked softmax.** Over the valid keys of a row,
+# $\alpha_j = e^{s_j} / \sum_i e^{s_i}$, so $\partial \alpha_j / \partial s_k = \alpha_j (\delta_{jk} - \alpha_k)$. The
+# chain rule sums over every weight that $s_k$ moves:
+#
+# $$ds_{nqk} = \sum_j d\alpha_{nqj}\, \alpha_{nqj} (\delta_{jk} - \alpha_{nqk})
+#   = \alpha_{nqk} \Big(d\alpha_{nqk} - \sum_j \alpha_{nqj}\, d\alpha_{nqj}\Big) \quad (N, Q, K).$$
+#
+# The gradient at a masked key ($k \ge \ell$) is exactly zero, because the forward
+# replaces its score by $-\infty$ before the exponential, so no weight depends on it. The
+# formula gives that zero without a special case: $\alpha_{nqk} = 0$ there, and for the same
+# reason the masked keys drop out of the sum over $j$. A row with $\ell = 0$ has all-zero
+# weights whatever its scores, so its whole $ds$ is zero. Since $\alpha = 0$ at masked keys,
+# a key that every query masks (padding, with one valid length per example) gets $dv = 0$
+# in step 1 and $d\hat k = 0$ in step 5: padding receives no gradient.
+#
+# **3. Scores to features and $w_v$.** $s_{nqk} = w_v \cdot f_{nqk}$ is a dot product:
+#
+# $$dw_v = \sum_{n,q,k} ds_{nqk}\, f_{nqk} \quad (h), \qquad df_{nqk} = ds_{nqk}\, w_v \quad (N, Q, K, h).$$
+#
+# **4. Through the tanh.** We call the pre-activation $u_{nqk} = \hat q_{nq} + \hat k_{nk}$, so that
+# $f = \tanh u$. (We do not call it $a$: npseq's docstrings use $a$ for the weights.) With
+# $\tanh' = 1 - \tanh^2$,
+#
+# $$du_{nqk} = df_{nqk} \odot (1 - f_{nqk}^2) = ds_{nqk}\, w_v \odot (1 - f_{nqk}^2) \quad (N, Q, K, h).$$
+#
+# **5. The two projections.** In $u_{nqk} = \hat q_{nq} + \hat k_{nk}$ the query term is repeated for every
+# key and the key term for every query. A term that is used several times gets the sum of
+# the gradients of its uses:
+#
+# $$d\hat q_{nq} = \sum_k du_{nqk} \quad (N, Q, h), \qquad d\hat k_{nk} = \sum_q du_{nqk} \quad (N, K, h),$$
+# $$dq = d\hat q\, W_q^\top \quad (N, Q, D_q), \qquad
+#   dW_q = \sum_{n,q} q_{nq}^\top\, d\hat q_{nq} = \sum_{n,q,k} q_{nq}^\top\, du_{nqk} \quad (D_q, h),$$
+# $$dk = d\hat k\, W_k^\top \quad (N, K, D_k), \qquad
+#   dW_k = \sum_{n,k} k_{nk}^\top\, d\hat k_{nk} = \sum_{n,q,k} k_{nk}^\top\, du_{nqk} \quad (D_k, h),$$
+#
+# where $q_{nq}^\top du_{nqk}$ is the outer product of a $D_q$-vector and an $h$-vector. Put
+# differently, $dW_q$ sums $q^\top du$ over the keys (and over the queries and the batch), and
+# $dq$ projects the key-summed $du$ back through $W_q^\top$.
+#
+# **What makes it cheap.** The right-hand forms of $dW_q$ and $dW_k$ are the naive
+# computation: every $(q, k)$ pair sends its own $h$-vector back through both weight
+# matrices, which costs $O(NQK(D_q + D_k)h)$. But $u$ is the *sum* of a query term and a key
+# term, so the pair axis can be summed out first, on the small $h$-vectors: $du$ summed over
+# the keys gives $d\hat q$, summed over the queries gives $d\hat k$, and each projection is then
+# differentiated once for the $Q$ queries and once for the $K$ keys, not once per pair. The
+# forward uses the same trick. The projected keys $\hat k = k W_k$ are computed once per
+# batch and broadcast over the queries; their gradient is summed over the queries before it
+# goes through $W_k$. A Bahdanau decoder takes this one step further. It projects the
+# encoder outputs once per source batch, calls the "projected" variant at every decoder
+# step, adds up the $d\hat k$ of all the steps, and goes back through $W_k$ only once. In
+# npseq the only tensors of size $N Q K h$ are $f$ (kept from the forward) and $du$.
+#
+# Here is the code, which follows the derivation line by line.
+# `attention_pooling_backward` is step 1 (`pooled` is $\alpha$ when $p = 0$, and the
+# `dropout_backward` call is the identity), and `masked_softmax_backward` is step 2.
+# `dwv` is step 3. `dpre` is $du$ (steps 3 and 4 together): it is built in place as
+# $1 - f^2$, then multiplied by $ds$ and by $w_v$, so $df$ is never stored. The two sums of
+# step 5 are `dprojected_queries` and `dprojected_keys` (with a single query, the "sum"
+# over queries is that query's slice). In `dWq` and `dWk`, reshaping to rows turns
+# $\sum_{n,q}$ and $\sum_{n,k}$ into a single matrix product:
+
+# %%
+for function in (A.attention_pooling_backward, masked_softmax_backward, A.additive_attention_projected_backward,
+                 A.additive_attention_backward):
+    print(code(function))
+
+# %% [markdown]
+# Now the equations as code: the five steps written directly in NumPy (einsum spells out
+# the sums), with no npseq backward, on a small example whose masks include a fully
+# masked key and a query with no valid key. We compare every gradient with
+# `additive_attention_backward`. An upstream `dweights` is included, so the "$+\,$dweights"
+# of step 1 is tested too. The error is the largest absolute difference divided by the
+# largest entry of npseq's gradient.
+
+# %%
+derive_rng = np.random.default_rng(2)
+N, Q, K, Dq, Dk, Dv, h = 2, 3, 5, 3, 4, 2, 6
+q, k, v = (derive_rng.standard_normal((N, Q, Dq)), derive_rng.standard_normal((N, K, Dk)),
+           derive_rng.standard_normal((N, K, Dv)))
+Wq, Wk, wv = derive_rng.standard_normal((Dq, h)), derive_rng.standard_normal((Dk, h)), derive_rng.standard_normal(h)
+lens = np.array([[5, 3, 1], [4, 2, 0]])  # one valid length per query: key 5 of example 2 is masked for all queries
+dc, dweights = derive_rng.standard_normal((N, Q, Dv)), derive_rng.standard_normal((N, Q, K))
+
+_, alpha, cache = A.additive_attention_forward(q, k, v, Wq, Wk, wv, lens)  # the forward, dropout 0
+f = np.tanh((q @ Wq)[:, :, None, :] + (k @ Wk)[:, None, :, :])             # f = tanh(q Wq + k Wk)  (N, Q, K, h)
+dv = np.einsum("nqk,nqd->nkd", alpha, dc)                                  # 1. dv = alpha^T dc
+dalpha = np.einsum("nqd,nkd->nqk", dc, v) + dweights                       #    dalpha = dc v^T (+ dweights)
+ds = alpha * (dalpha - (alpha * dalpha).sum(axis=-1, keepdims=True))       # 2. softmax Jacobian
+dwv = np.einsum("nqk,nqkh->h", ds, f)                                      # 3. dw_v = sum ds f
+df = ds[..., None] * wv                                                    #    df = ds w_v
+du = df * (1 - f ** 2)                                                     # 4. through tanh
+dq_hat, dk_hat = du.sum(axis=2), du.sum(axis=1)                            # 5. sum over keys / over queries
+dq, dWq = dq_hat @ Wq.T, np.einsum("nqi,nqh->ih", q, dq_hat)
+dk, dWk = dk_hat @ Wk.T, np.einsum("nki,nkh->ih", k, dk_hat)
+
+npseq_grads = A.additive_attention_backward(dc, cache, dweights)
+for name, ours, theirs in zip(("dq", "dk", "dv", "dWq", "dWk", "dwv"), (dq, dk, dv, dWq, dWk, dwv), npseq_grads):
+    error = np.abs(ours - theirs).max() / np.abs(theirs).max()
+    print(f"{name:4} shape {str(theirs.shape):10} max relative error {error:.1e}")
+    assert error < 1e-10
+print("masked key (example 2, key 5): dk and dv exactly 0:", not dk[1, 4].any() and not dv[1, 4].any())
+print("query with no valid key (example 2, query 3): dq exactly 0:", not dq[1, 2].any())
+
+# %% [markdown]
+# The derivation is an argument; a finite-difference check is independent evidence. The
+# dot and general scores share steps 1 and 2 and differ only in how $ds$ reaches the
+# inputs ($dq = \lambda\, ds\, k$ and $dk = \lambda\, ds^\top q$ for the dot score). Each pair is checked
+# with masks that leave some keys out. The backward also takes an optional gradient on
+# the weights themselves (`dweights`), and the check perturbs both:
 
 # %%
 check_rng = np.random.default_rng(1)
@@ -183,7 +310,7 @@ for name, report in reports.items():
 # step that produces $y_t$. In npseq:
 
 # %%
-print(inspect.getdoc(Seq2SeqAttentionDecoder))
+print(equations(Seq2SeqAttentionDecoder))
 print(code(Seq2SeqAttentionDecoder._step))
 
 # %% [markdown]
@@ -302,7 +429,7 @@ show(path)
 # with any of the three scores (`"dot"`, `"general"`, `"concat"` = additive).
 
 # %%
-print(inspect.getdoc(LuongAttentionDecoder))
+print(equations(LuongAttentionDecoder))
 print(code(LuongAttentionDecoder._step))
 
 # %% [markdown]
@@ -355,10 +482,15 @@ show(path)
 # 1. Show that the general score with $W = I$ equals the dot score, and that the additive
 #    score with $h = 1$ and $\tanh$ replaced by the identity is a sum of a query term and a
 #    key term. Why does such a score produce the *same* weights for every query?
-# 2. Derive $ds$ from $d\alpha$ for one softmax row and show that a masked key receives zero
-#    gradient. Then break the mask in a copy of `masked_softmax` (give masked keys a
-#    score of $-10^{9}$ instead of zeroing them) and find the input for which it returns
-#    NaN while npseq's version does not.
+# 2. Many implementations mask by giving masked keys a score of $-10^{9}$ and then taking an
+#    ordinary stable softmax (subtract the row maximum, exponentiate, normalise). Write that
+#    version and apply it to a row with no valid key ($\ell = 0$) in float64, float32 and
+#    float16. Explain each result: why the first two give uniform weights $1/K$ and no NaN,
+#    and why float16 gives NaN (what does $-10^{9}$ become in float16?). Why are uniform
+#    weights wrong for an empty
+#    row, and what context do they produce from padded encoder states? Read
+#    `masked_softmax` and explain how npseq returns an all-zero row instead, and why that
+#    row's $ds$ is then zero.
 # 3. Scale the queries by 10 before a dot attention and plot the weights. Why does
 #    Vaswani et al.'s $1/\sqrt{D}$ help when $D$ is large? (Compute the variance of
 #    $q \cdot k$ for independent standard normal entries.)
