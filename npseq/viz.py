@@ -284,8 +284,8 @@ def plot_grad_norms(norms, path, log_scale: bool = True, *, title: str | None = 
     """Gradient norm at each time step: how :math:`\\partial L / \\partial h_t` vanishes or explodes through time.
 
     Plots :math:`\\|g_t\\|` against :math:`t`, where :math:`g_t = \\partial L / \\partial h_t`
-    (the norm over the batch that ``return_step_norms=True`` or a recurrent layer's
-    ``step_grad_norms`` records). On a log scale, a geometric decay
+    (the norm over the batch that a recurrent layer's ``step_grad_norms`` records, or the
+    ``step_norms`` of the fast sequence functions with ``record_norms=True``). On a log scale, a geometric decay
     :math:`\\|g_t\\| \\approx c\\,\\rho^{T-1-t}` is a straight line of slope :math:`\\log \\rho`;
     zeros (underflow) cannot be drawn there and are left out.
 

@@ -327,8 +327,8 @@ class RecurrentBase(Module):
 
 
 class RNN(RecurrentBase):
-    """Multi-layer Elman RNN with tanh, the reference :func:`~npseq.functional.recurrent.rnn_forward`, run by
-    :func:`~npseq.functional.sequence.rnn_sequence_forward`.
+    """Multi-layer Elman RNN with tanh: the maths of :func:`~npseq.functional.recurrent.rnn_forward`, run
+    by its fast twin :func:`~npseq.functional.sequence.rnn_sequence_forward`.
 
     Each layer and direction computes
 
@@ -362,8 +362,8 @@ class RNN(RecurrentBase):
 
 
 class GRU(RecurrentBase):
-    """Multi-layer GRU, the reference :func:`~npseq.functional.recurrent.gru_forward`, run by
-    :func:`~npseq.functional.sequence.gru_sequence_forward`.
+    """Multi-layer GRU: the maths of :func:`~npseq.functional.recurrent.gru_forward`, run by its fast
+    twin :func:`~npseq.functional.sequence.gru_sequence_forward`.
 
     Each layer and direction computes, with gate order ``[r, z, n]`` in the ``3H`` columns,
 
@@ -413,8 +413,8 @@ class GRU(RecurrentBase):
 
 
 class LSTM(RecurrentBase):
-    """Multi-layer LSTM, the reference :func:`~npseq.functional.recurrent.lstm_forward` (from any ``c0``),
-    run by :func:`~npseq.functional.sequence.lstm_sequence_forward`.
+    """Multi-layer LSTM: the maths of :func:`~npseq.functional.recurrent.lstm_forward` (from any ``c0``),
+    run by its fast twin :func:`~npseq.functional.sequence.lstm_sequence_forward`.
 
     Each layer and direction computes, with gate order ``[i, f, o, g]`` in the ``4H`` columns,
 
