@@ -432,3 +432,32 @@ def test_torch_parity(kind, lens):
     assert len(grads[2:]) == len(ref["dparams"])
     for ours, theirs in zip(grads[2:], ref["dparams"]):
         close(ours, theirs)
+
+
+# ------------------------------------------------------------------ (e) the reference stays readable
+def test_the_reference_reads_like_its_equations():
+    """The learner's module: the GRU forward early in the file, each step function about a screen,
+    no scratch buffers, in-place tricks or private helpers (those belong to sequence.py)."""
+    import ast
+    import inspect
+
+    from npseq.functional import recurrent
+
+    source = inspect.getsource(recurrent)
+    first_gru = source[:source.index("def gru_step_forward(")].count("\n") + 1
+    assert first_gru <= 150, first_gru
+    tree = ast.parse(source)
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        assert not node.name.startswith("_"), f"private helper {node.name} in the reference"
+        body = node.body[1:] if isinstance(node.body[0].value if isinstance(node.body[0], ast.Expr) else None,
+                                           ast.Constant) else node.body
+        lines = body[-1].end_lineno - body[0].lineno + 1
+        code = ast.unparse(ast.Module(body=body, type_ignores=[]))
+        assert lines <= 40, f"{node.name}: {lines} lines"
+        for trick in ("out=", "empty", "copyto", "+=", "*=", "-="):
+            assert trick not in code, f"{node.name} uses {trick}"
+        called = {n.func.id for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        assert not [name for name in called if name.startswith("_")], node.name
