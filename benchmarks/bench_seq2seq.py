@@ -12,6 +12,11 @@ backward / optimizer, and peak memory (resident set growth, measured in a fresh
 subprocess per implementation). ``--curves N`` also trains both for N batches from the
 same start and compares their per-token cross-entropy curves (and writes a PNG).
 
+The roofline lines count the batch's floating-point work from the shapes (products, and
+elementwise work separately; see ``roofline.py``), time those products alone on this
+machine in the same run, and print which fraction of that products-only bound each
+implementation reaches, in all and per phase.
+
 The torch twin is written here, op for op: a packed-sequence GRU encoder (npseq's
 encoder masks padding the same way), additive attention with the key projection done
 once per batch, and a GRU decoder fed [context; embedding] at every step.
@@ -53,6 +58,9 @@ from npseq.models import build_seq2seq  # noqa: E402
 from npseq.nn import MaskedSoftmaxCELoss, to_torch_state_dict  # noqa: E402
 from npseq.optim import Adam, clip_grad_norm  # noqa: E402
 from npseq.train import teacher_forcing_inputs  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from roofline import bahdanau_products, elementwise_flops, time_products  # noqa: E402
 
 PHASES = ("encoder", "decoder", "loss", "backward", "optimizer")
 
@@ -268,6 +276,26 @@ def compare_curves(hidden, torch, num_batches):
     return a, b
 
 
+def print_roofline(model, hidden, phase_seconds):
+    """The products-only bound of this batch shape on this machine, and the fraction each implementation reaches."""
+    vocab = model.decoder.vocab_size
+    products = bahdanau_products(64, 10, 10, hidden, hidden, vocab, layers=2)
+    num_params = sum(p.data.size for p in model.parameters())
+    product_flops = sum(p.flops for p in products)
+    elementwise = elementwise_flops(64, 10, 10, hidden, hidden, vocab, 2, num_params)
+    bound = time_products(products)
+    total_bound = sum(bound.values())
+    print(f"  work per batch: products {product_flops / 1e9:.3f} GFLOP, elementwise about "
+          f"{sum(elementwise.values()) / 1e9:.3f} GFLOP; the products alone take {total_bound * 1e3:.2f} ms here "
+          f"({product_flops / total_bound / 1e9:.0f} GFLOP/s)")
+    for name, seconds in phase_seconds.items():
+        measured = sum(seconds.values())
+        per_phase = ", ".join(f"{phase} {bound.get(phase, 0.0) * 1e3:.1f}/{seconds[phase] * 1e3:.1f}"
+                              for phase in PHASES)
+        print(f"  {name:6} reaches {total_bound / measured:.2f} of the products-only bound "
+              f"(bound/measured ms: {per_phase})")
+
+
 def draw_curves(curves_by_hidden, path):
     """One panel per size: both per-token cross-entropy curves, batch by batch."""
     from matplotlib.figure import Figure
@@ -322,6 +350,8 @@ def main():
             memory = "-" if memory in ("-", None) else f"{memory:.1f}"
             print(f"  {name:6} {statistics.median(speeds[name]):>9.0f} {sum(median_split.values()) * 1e3:>9.2f}  "
                   + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}")
+        print_roofline(ours.model, hidden, {name: {p: statistics.median(s[p] for s in phases[name]) for p in PHASES}
+                                            for name in names})
         if torch is not None:
             ratio = statistics.median(speeds["npseq"]) / statistics.median(speeds["torch"])
             print(f"  npseq/torch tokens/s ratio: {ratio:.2f}")
