@@ -71,7 +71,7 @@ def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     wrong = [row for row in gru.rows if not row.ok]
     assert [(row.case.split(",")[0], row.tensor) for row in wrong] == [("reset_after=False", "dWh"),
                                                                       ("reset_after=True", "dWh")]
-    assert all("worst at [1, 2]" in row.problem and row.fd_error > 0.5 for row in wrong)
+    assert all("worst at dWh[1, 2]: gate r, unit 2; yours" in row.problem and row.fd_error > 0.5 for row in wrong)
     assert gru.points == pytest.approx(10 / 12)
     assert all(f.status == "correct" for f in report.functions if f.name != "gru_step_backward")
     assert 0 < report.score < 100 and report.score == pytest.approx(100 * (4 + 10 / 12) / 5)
@@ -212,9 +212,9 @@ def test_python_dash_m_npseq_grade_runs_as_a_program(tmp_path):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.rstrip().endswith("score: 5.00 / 5 points = 100.0%  -- all correct")
-    # The skeleton grades itself when run as a script, without failing the shell.
+    # The skeleton grades itself when run as a script, with the grader's exit code.
     result = subprocess.run([sys.executable, str(SKELETON)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0 and result.stdout.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
+    assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
 
 
 # The skeleton tells learners which cache fields they get; if a cache changes, so must it.

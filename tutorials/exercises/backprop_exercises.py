@@ -241,6 +241,8 @@ def additive_attention_backward(dcontext, cache, dweights=None):
 
 
 if __name__ == "__main__":
+    import sys
+
     from npseq.grade import main
 
-    main([__file__])
+    sys.exit(main([__file__] + sys.argv[1:]))
