@@ -1,4 +1,5 @@
 """The course grader: it scores skeletons 0, npseq's own backward 100, and pinpoints a planted bug."""
+import json
 import pathlib
 import subprocess
 import sys
@@ -251,3 +252,73 @@ def test_the_skeleton_documents_every_cache_field(exercise):
                     for fields in allowed}  # every kind of cache is met by some case
     assert f"def {exercise.signature}:" in source  # the engine's signature, exactly
     assert exercise.engine is getattr(F, exercise.name)
+
+
+OWN_LSTM_STEP = """\
+import numpy as np
+
+
+def lstm_step_backward(dnext_h, dnext_c, cache):
+    i, f, o, g, tanh_c = cache.i, cache.f, cache.o, cache.g, cache.tanh_c
+    dc = dnext_c + dnext_h * o * (1 - tanh_c ** 2)
+    da = np.concatenate([dc * g * i * (1 - i), dc * cache.prev_c * f * (1 - f),
+                         dnext_h * tanh_c * o * (1 - o), SIGN * dc * i * (1 - g ** 2)], axis=1)
+    return (da @ cache.Wx.T, da @ cache.Wh.T, dc * f, cache.x.T @ da, cache.prev_h.T @ da, da.sum(axis=0))
+"""
+
+
+def test_a_sign_flip_in_the_g_gate_is_reported_as_gate_g(tmp_path):
+    path = write(tmp_path, "SIGN = -1\n" + OWN_LSTM_STEP)
+    lstm = grade_file(path, only=["lstm_step_backward"])["lstm_step_backward"]
+    wrong = {(row.case, row.tensor): row.problem for row in lstm.rows if not row.ok}
+    assert {tensor for _, tensor in wrong} == {"dx", "dprev_h", "dWx", "dWh", "db"}
+    for (case, tensor), problem in wrong.items():
+        if tensor in ("dWx", "dWh", "db"):  # H=5 in the first case: columns 15..19 are gate g
+            assert ": gate g, unit " in problem, problem
+        else:
+            assert "gate" not in problem, problem
+    assert "worst at db[" in wrong[("N=3 D=4 H=5", "db")] and "gate g" in wrong[("N=1 D=2 H=2", "dWx")]
+    right = grade_file(write(tmp_path, "SIGN = 1\n" + OWN_LSTM_STEP, "right.py"), only=["lstm_step_backward"])
+    assert right.ok and not right.flagged and "honesty" not in str(right)
+
+
+def test_nan_and_inf_are_located(tmp_path):
+    path = write(tmp_path, """\
+        import numpy as np
+        from npseq import functional as F
+
+        def gru_step_backward(dnext_h, cache):
+            dx, dprev_h, dWx, dWh, dbx, dbh = F.gru_step_backward(dnext_h, cache)
+            dWx[1, 7] = np.nan  # H=5: column 7 is gate z, unit 2
+            dbh[11] = np.inf
+            return dx, dprev_h, dWx, dWh, dbx, dbh
+        """)
+    gru = grade_file(path, only=["gru_step_backward"])["gru_step_backward"]
+    problems = {row.tensor: row.problem for row in gru.rows if not row.ok and row.case.startswith("reset_after=F")}
+    assert problems == {"dWx": "not finite: 1 NaN and 0 inf; NaN at dWx[1, 7]: gate z, unit 2",
+                        "dbh": "not finite: 0 NaN and 1 inf; inf at dbh[11]: gate n, unit 1"}
+
+
+def test_a_wrapper_around_npseq_backward_is_flagged_even_when_hidden(tmp_path, capsys):
+    path = write(tmp_path, """\
+        import npseq.functional as F
+
+        def lstm_step_backward(dnext_h, dnext_c, cache):
+            return F.lstm_step_backward(dnext_h, dnext_c, cache)
+
+        def rnn_step_backward(dnext_h, cache):
+            return getattr(F, "rnn_step" + "_backward")(dnext_h, cache)  # no name to read in the source
+        """)
+    report = grade_file(path, only=["lstm_step_backward", "rnn_step_backward"])
+    assert report.ok and report.score == 100 and report.flagged  # flagged, not penalised
+    assert report.honesty == ["line 4: uses F.lstm_step_backward"]
+    assert report["lstm_step_backward"].npseq_calls == ("npseq.functional.recurrent.lstm_step_backward",)
+    assert report["rnn_step_backward"].npseq_calls == ("npseq.functional.recurrent.rnn_step_backward",)
+    only = ["--only", "lstm_step_backward", "--only", "rnn_step_backward"]
+    assert main([str(path), "--format", "json"] + only) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["flagged"] and data["honesty"] == ["line 4: uses F.lstm_step_backward"]
+    assert [e["npseq_calls"] for e in data["exercises"]] == [["npseq.functional.recurrent.rnn_step_backward"],
+                                                                 ["npseq.functional.recurrent.lstm_step_backward"]]
+    assert main([str(path)] + only) == 0
+    assert "honesty note (the score is unchanged; the instructor decides)" in capsys.readouterr().out
