@@ -209,15 +209,33 @@ def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAU
     return None
 
 
-def step_report(step: int, num_steps: int) -> str:
-    """Say in words where a mistake found by :func:`first_wrong_step` enters the backward pass."""
+STEP_SOURCES = ("own", "handed back")
+"""Where :func:`step_report` may say a mistake comes from, when a further check has told the two apart."""
+
+
+def step_report(step: int, num_steps: int, source: str | None = None) -> str:
+    """Say in words where a mistake found by :func:`first_wrong_step` enters the backward pass.
+
+    Args:
+        step, num_steps: the first wrong step and ``T``.
+        source: ``None`` when unknown; ``"own"`` when the step is wrong by itself (it stays wrong
+            with no upstream gradient after it); ``"handed back"`` when it is right by itself, so
+            the error is in the gradient that step ``step + 1`` hands back to it.
+    """
+    if source not in (None,) + STEP_SOURCES:
+        raise ValueError(f"source: expected None or one of {STEP_SOURCES}, got {source!r}")
     last = num_steps - 1
     if step == last:
         return (f"first wrong at t={step} (of 0..{last}), the last step: the error enters in the step's "
                 f"own backward, before anything is handed back")
     agree = f"t={last}" if step + 1 == last else f"t={last}..{step + 1}"
-    return (f"first wrong at t={step} (of 0..{last}, walking back from t={last}; {agree} agree): the error "
-            f"enters at the step that handles t={step}, or in the gradient that step t={step + 1} hands back to it")
+    head = f"first wrong at t={step} (of 0..{last}, walking back from t={last}; {agree} agree): the error enters "
+    if source == "own":
+        return head + (f"at step t={step} itself (it stays wrong with no upstream gradient after t={step})")
+    if source == "handed back":
+        return head + (f"in the gradient that step t={step + 1} hands back to t={step} (with no upstream "
+                       f"gradient after t={step}, t={step} is right)")
+    return head + f"at the step that handles t={step}, or in the gradient that step t={step + 1} hands back to it"
 
 
 def compare(name: str, analytic, numeric, tol: float = DEFAULT_TOL, time_axis: int | None = None) -> GradCheckRow:

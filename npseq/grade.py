@@ -76,7 +76,8 @@ from typing import Callable
 
 from . import backend
 from . import functional as F
-from .gradcheck import DEFAULT_TOL, compare, first_wrong_step, numerical_gradient, step_report
+from .exercises import bahdanau_decoder_step_backward, bahdanau_decoder_step_forward
+from .gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
 
 ENGINE_TOL = 1e-9
 """Learner and engine gradients may differ by this much, relative to ``max(1, max |engine gradient|)``."""
@@ -105,6 +106,7 @@ class Case:
     wrt: tuple                       # inputs whose gradients the backward returns, in order
     call: Callable                   # call(backward, douts, cache) -> what the backward returns
     seed: int                        # seeds the upstream gradients
+    returns_loss: bool = False       # a loss function: returns (loss, gradients); upstream gradient 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,6 +119,7 @@ class Exercise:
     gates: tuple = ()       # the gate names of the weights' column blocks, in order (LSTM: i, f, o, g)
     gated: tuple = ()       # the returned gradients whose last axis holds those blocks
     time_axes: tuple = ()   # (gradient name, axis of the time steps) for the sequence gradients
+    upstream_time_axis: int | None = None  # a recurrence: the time axis of the first upstream gradient
 
 
 def _normal(rng, *shape, scale=1.0):
@@ -219,6 +222,84 @@ def _additive_attention_cases():
     )
 
 
+def _sequence_inputs(n, t, d, hidden, gates, lens):
+    """Inputs of a recurrent sequence function; ``lens`` ``None`` or the valid lengths."""
+    def build(rng):
+        return {"x": _normal(rng, n, t, d), "h0": _normal(rng, n, hidden),
+                "Wx": _normal(rng, d, gates * hidden, scale=0.5), "Wh": _normal(rng, hidden, gates * hidden, scale=0.5),
+                "b": _normal(rng, gates * hidden), "valid_lens": None if lens is None else _lens(lens)}
+    return build
+
+
+def _sequence_cases(forward, gates, first_seed):
+    sizes = (((3, 6, 4, 5), [6, 3, 0], "N=3 T=6 D=4 H=5, valid_lens=[6, 3, 0] (a row of all padding)"),
+             ((1, 1, 2, 2), None, "N=1 T=1 D=2 H=2, valid_lens=None"))
+    return tuple(Case(label, _seeded(first_seed + i, _sequence_inputs(*shape, gates, lens)), forward, 1,
+                      ("x", "h0", "Wx", "Wh", "b"), _one_upstream, first_seed + i)
+                 for i, (shape, lens, label) in enumerate(sizes))
+
+
+def _word_embedding_cases():
+    def build(ids, vocab, dim):
+        def make(rng):
+            return {"x": _lens(ids), "W": _normal(rng, vocab, dim)}
+        return make
+
+    return (Case("repeated ids x=[[0, 3, 3, 1], [3, 0, 2, 3]], V=5 (id 4 unused)",
+                 _seeded(16, build([[0, 3, 3, 1], [3, 0, 2, 3]], 5, 3)), F.word_embedding_forward, 1, ("W",),
+                 _one_upstream, 16),
+            Case("N=1 T=1", _seeded(17, build([[2]], 3, 2)), F.word_embedding_forward, 1, ("W",), _one_upstream, 17))
+
+
+def _loss_forward(x, y, mask):
+    """``temporal_softmax_loss`` as a forward: the loss (a 0-d array) and, as the cache, its inputs."""
+    loss, _ = F.temporal_softmax_loss(x, y, mask)
+    return backend.xp.asarray(loss), {"x": x, "y": y, "mask": mask}
+
+
+def _loss_call(fn, douts, inputs):
+    """Call a loss function on its inputs; the loss it returns becomes an array so that it can be compared."""
+    result = fn(inputs["x"], inputs["y"], inputs["mask"])
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return backend.numpy.asarray(result[0], dtype=backend.numpy.float64), result[1]
+    return result
+
+
+def _temporal_softmax_loss_cases():
+    def build(n, t, v, mask, scale):
+        def make(rng):
+            return {"x": _normal(rng, n, t, v, scale=scale), "y": _lens(rng.integers(0, v, (n, t))),
+                    "mask": backend.xp.asarray(backend.numpy.array(mask, dtype=bool))}
+        return make
+
+    return tuple(Case(label, _seeded(seed, build(*args)), _loss_forward, 1, ("x",), _loss_call, seed,
+                      returns_loss=True)
+                 for seed, label, args in (
+                     (18, "N=3 T=4 V=5, mask rows [1,1,1,0], [1,0,0,0], [0,0,0,0] (one all padding)",
+                      (3, 4, 5, [[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]], 1.0)),
+                     (19, "N=1 T=1 V=3", (1, 1, 3, [[1]], 1.0)),
+                     (20, "N=2 T=3 V=4, large scores (std 10)", (2, 3, 4, [[1, 1, 1], [1, 1, 0]], 10.0))))
+
+
+def _decoder_step_cases():
+    def build(n, steps, lens):
+        def make(rng):
+            embed, hidden, enc, attn = 3, 4, 5, 4
+            return {"x": _normal(rng, n, embed), "prev_h": _normal(rng, n, hidden),
+                    "enc_outputs": _normal(rng, n, steps, enc), "valid_lens": None if lens is None else _lens(lens),
+                    "Wq": _normal(rng, hidden, attn, scale=0.5), "Wk": _normal(rng, enc, attn, scale=0.5),
+                    "wv": _normal(rng, attn), "Wx": _normal(rng, enc + embed, 3 * hidden, scale=0.5),
+                    "Wh": _normal(rng, hidden, 3 * hidden, scale=0.5), "bx": _normal(rng, 3 * hidden),
+                    "bh": _normal(rng, 3 * hidden)}
+        return make
+
+    wrt = ("x", "prev_h", "enc_outputs", "Wq", "Wk", "wv", "Wx", "Wh", "bx", "bh")
+    return (Case("N=2 S=4, valid_lens=[4, 2]", _seeded(21, build(2, 4, [4, 2])), bahdanau_decoder_step_forward, 1,
+                 wrt, _one_upstream, 21),
+            Case("N=1 S=1, valid_lens=None", _seeded(22, build(1, 1, None)), bahdanau_decoder_step_forward, 1,
+                 wrt, _one_upstream, 22))
+
+
 EXERCISES = (
     Exercise("rnn_step_backward", "rnn_step_backward(dnext_h, cache)",
              ("dx", "dprev_h", "dWx", "dWh", "db"), F.rnn_step_backward, _rnn_cases()),
@@ -233,6 +314,19 @@ EXERCISES = (
     Exercise("additive_attention_backward", "additive_attention_backward(dcontext, cache, dweights=None)",
              ("dqueries", "dkeys", "dvalues", "dWq", "dWk", "dwv"), F.additive_attention_backward,
              _additive_attention_cases()),
+    Exercise("rnn_backward", "rnn_backward(dh, cache)", ("dx", "dh0", "dWx", "dWh", "db"), F.rnn_backward,
+             _sequence_cases(F.rnn_forward, 1, 12), time_axes=(("dx", 1),), upstream_time_axis=1),
+    Exercise("lstm_backward", "lstm_backward(dh, cache)", ("dx", "dh0", "dWx", "dWh", "db"), F.lstm_backward,
+             _sequence_cases(F.lstm_forward, 4, 14), gates=("i", "f", "o", "g"), gated=("dWx", "dWh", "db"),
+             time_axes=(("dx", 1),), upstream_time_axis=1),
+    Exercise("word_embedding_backward", "word_embedding_backward(dout, cache)", ("dW",),
+             F.word_embedding_backward, _word_embedding_cases()),
+    Exercise("temporal_softmax_loss", "temporal_softmax_loss(x, y, mask)", ("loss", "dx"),
+             F.temporal_softmax_loss, _temporal_softmax_loss_cases(), time_axes=(("dx", 1),)),
+    Exercise("bahdanau_decoder_step_backward", "bahdanau_decoder_step_backward(dnext_h, cache)",
+             ("dx", "dprev_h", "denc_outputs", "dWq", "dWk", "dwv", "dWx", "dWh", "dbx", "dbh"),
+             bahdanau_decoder_step_backward, _decoder_step_cases(), gates=("r", "z", "n"),
+             gated=("dWx", "dWh", "dbx", "dbh")),
 )
 """The graded functions, in the order of the exercise sheet."""
 
@@ -597,12 +691,34 @@ def _grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = (
         worst = tuple(int(i) for i in xp.unravel_index(int(xp.argmax(xp.abs(row.analytic - expected))), shape))
         problem = (f"differs from npseq at {describe_index(name, worst, shape, gates, time_axis)}; "
                    f"yours {float(row.analytic[worst]):+.6e}, npseq {float(expected[worst]):+.6e}")
-    step = None
-    if not ok and time_axis is not None:
-        step = first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL)
-        if step is not None:
-            problem += f"; {step_report(step, shape[time_axis])}"
+    step = None if ok or time_axis is None else first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL)
     return TensorGrade(case, name, shape, row.max_rel_error, diff, ok, problem, step)
+
+
+def _source_of_wrong_step(fn, exercise: Exercise, case: Case, douts, grad_index: int, step: int, time_axis: int):
+    """Tell apart a step wrong by itself from one handed a wrong gradient: ``"own"``, ``"handed back"`` or None.
+
+    The learner's backward runs again with the upstream gradient zeroed after ``step``: a
+    correct recurrence then hands nothing back to ``step``, so if the learner's gradient at
+    ``step`` is now right, the error came from the later step (``None``: the rerun failed).
+    """
+    xp = backend.numpy
+    probe = tuple(d.copy() for d in douts)
+    later = [slice(None)] * probe[0].ndim
+    later[exercise.upstream_time_axis] = slice(step + 1, None)
+    probe[0][tuple(later)] = 0
+    try:
+        given = _as_grads(_call(fn, case, probe), exercise.grads)[0]
+        mine = xp.take(backend.to_numpy(given[grad_index]).astype(xp.float64), step, axis=time_axis)
+    except (Exception, SystemExit):  # the first run already reported whatever this one would
+        return None
+    engine = _as_grads(_call(exercise.engine, case, probe), exercise.grads)[0][grad_index]
+    reference = xp.take(backend.to_numpy(engine).astype(xp.float64), step, axis=time_axis)
+    if mine.shape != reference.shape:
+        return None
+    right = bool(xp.all(xp.isfinite(mine))) and (mine.size == 0 or
+                                                 float(gradient_error(mine, reference).max()) < DEFAULT_TOL)
+    return "handed back" if right else "own"
 
 
 class _LearnerExit(Exception):
@@ -611,15 +727,22 @@ class _LearnerExit(Exception):
 
 # ------------------------------------------------------------------- honesty
 def npseq_backward_names() -> tuple:
-    """The names whose use :func:`grade_file` flags: npseq.functional's backward functions and gradient losses."""
+    """The names whose use :func:`grade_file` flags: npseq's backward functions and gradient-returning losses.
+
+    They are those of :mod:`npseq.functional` and the decoder step of :mod:`npseq.exercises`.
+    """
     names = {name for name in dir(F) if name.endswith("_backward") and callable(getattr(F, name))}
-    return tuple(sorted(names | {"softmax_loss", "temporal_softmax_loss"}))
+    return tuple(sorted(names | {"softmax_loss", "temporal_softmax_loss", "bahdanau_decoder_step_backward"}))
+
+
+def _watched_module(name: str) -> bool:
+    return name in ("npseq.functional", "npseq.exercises") or name.startswith("npseq.functional.")
 
 
 class _NpseqCallWatch:
     """Records which npseq backward functions the learner's code calls while it is graded.
 
-    Every module of :mod:`npseq.functional` gets its backward functions replaced by
+    Every module of :mod:`npseq.functional` (and :mod:`npseq.exercises`) gets its backward functions replaced by
     wrappers before the learner's file is imported (so whatever the file imports is a
     wrapper); a wrapper records its name only while :attr:`active` (during the learner's
     call) and only for the outermost call (npseq's backward calling its own helpers is
@@ -635,7 +758,7 @@ class _NpseqCallWatch:
         names = set(npseq_backward_names())
         wrappers = {}
         for module_name, module in list(sys.modules.items()):
-            if module_name != "npseq.functional" and not module_name.startswith("npseq.functional."):
+            if not _watched_module(module_name):
                 continue
             for name in names & set(vars(module)):
                 original = getattr(module, name)
@@ -702,9 +825,12 @@ def grade_function(exercise: Exercise, fn, path: str, watch: _NpseqCallWatch | N
         return grade
     time_axes = dict(exercise.time_axes)
     for case in exercise.cases:
-        douts = _upstream(case.forward(**case.make_inputs())[:case.outputs], case.seed)
+        outputs = case.forward(**case.make_inputs())[:case.outputs]
+        # a loss function returns dLoss/dx itself: the upstream gradient of its loss is 1
+        douts = tuple(backend.xp.ones_like(out) for out in outputs) if case.returns_loss else \
+            _upstream(outputs, case.seed)
         try:
-            result = watch.run(_call, fn, case, douts)
+            result = _call(functools.partial(watch.run, fn), case, douts)
         except NotImplementedError as exc:
             grade.problems.append(CaseProblem(case.label, "not implemented", _describe(exc, path)))
             continue
@@ -719,11 +845,20 @@ def grade_function(exercise: Exercise, fn, path: str, watch: _NpseqCallWatch | N
             grade.problems.append(CaseProblem(case.label, "error", why))
             continue
         numeric = _numerical_grads(case, douts)
+        targets = case.wrt
+        if case.returns_loss:  # the loss itself is checked against the forward's value
+            numeric["loss"], targets = outputs[0], ("loss",) + case.wrt
         engine = _as_grads(_call(exercise.engine, case, douts), exercise.grads)[0]
-        for name, input_name, given, expected in zip(exercise.grads, case.wrt, grads, engine):
+        for index, (name, input_name, given, expected) in enumerate(zip(exercise.grads, targets, grads, engine)):
             gates = exercise.gates if name in exercise.gated else ()
-            grade.rows.append(_grade_tensor(case.label, name, given, numeric[input_name], expected, gates,
-                                            time_axes.get(name)))
+            row = _grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name))
+            if row.first_wrong_step is not None:
+                steps, source = row.shape[time_axes[name]], None
+                if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:
+                    source = _source_of_wrong_step(functools.partial(watch.run, fn), exercise, case, douts, index,
+                                                   row.first_wrong_step, time_axes[name])
+                row.problem += f"; {step_report(row.first_wrong_step, steps, source)}"
+            grade.rows.append(row)
     grade.npseq_calls = tuple(sorted(watch.calls))
     if grade.npseq_calls:
         grade.note = f"honesty: its code called npseq's own {', '.join(grade.npseq_calls)}"

@@ -140,3 +140,12 @@ def test_first_wrong_step_finds_nan_and_needs_equal_shapes():
     assert first_wrong_step(analytic.transpose(1, 0, 2), reference.transpose(1, 0, 2), time_axis=0) == 1
     with pytest.raises(ValueError, match=r"reference: expected shape \(2, 5, 3\)"):
         first_wrong_step(analytic, reference[:, :4])
+
+
+def test_step_report_says_which_side_of_the_step_the_error_comes_from():
+    assert step_report(2, 6, "own").endswith("the error enters at step t=2 itself (it stays wrong with no upstream "
+                                             "gradient after t=2)")
+    assert step_report(2, 6, "handed back").endswith("the error enters in the gradient that step t=3 hands back "
+                                                     "to t=2 (with no upstream gradient after t=2, t=2 is right)")
+    with pytest.raises(ValueError, match=r"source: expected None or one of \('own', 'handed back'\), got 'x'"):
+        step_report(2, 6, "x")

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from npseq import exercises as npseq_exercises
 from npseq import functional as F
 from npseq.grade import EXERCISES, NAMES, SubmissionError, grade_file, main
 
@@ -14,8 +15,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SKELETON = ROOT / "tutorials" / "exercises" / "backprop_exercises.py"
 
 ENGINE = """\
+from npseq.exercises import bahdanau_decoder_step_backward
 from npseq.functional import (rnn_step_backward, lstm_step_backward, gru_step_backward,
-                              masked_softmax_backward, additive_attention_backward)
+                              masked_softmax_backward, additive_attention_backward, rnn_backward, lstm_backward,
+                              word_embedding_backward, temporal_softmax_loss)
 """
 
 PLANTED = ENGINE + """
@@ -44,7 +47,7 @@ def test_the_shipped_skeleton_scores_zero_and_says_not_implemented(capsys):
     out = capsys.readouterr().out
     assert out.count("not implemented, 0 points") == len(NAMES)
     assert "NotImplementedError" in out and "backprop_exercises.py, line" in out
-    assert out.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
+    assert out.rstrip().endswith("score: 0.00 / 10 points = 0.0%")
 
 
 def test_npseq_own_functions_score_100(tmp_path, capsys):
@@ -58,7 +61,7 @@ def test_npseq_own_functions_score_100(tmp_path, capsys):
         assert "npseq's own" in function.note  # an instructor sees that nothing was written by hand
     assert main([str(path)]) == 0
     out = capsys.readouterr().out
-    assert "FAIL" not in out and "score: 5.00 / 5 points = 100.0%  -- all correct" in out
+    assert "FAIL" not in out and "score: 10.00 / 10 points = 100.0%  -- all correct" in out
     for label in ("reset_after=False", "reset_after=True", "valid_lens=[4, 1, 0] (a zero-length row)",
                   "valid_lens per query (N, Q) with a 0, dweights given"):
         assert label in out
@@ -75,7 +78,7 @@ def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     assert all("worst at dWh[1, 2]: gate r, unit 2; yours" in row.problem and row.fd_error > 0.5 for row in wrong)
     assert gru.points == pytest.approx(10 / 12)
     assert all(f.status == "correct" for f in report.functions if f.name != "gru_step_backward")
-    assert 0 < report.score < 100 and report.score == pytest.approx(100 * (4 + 10 / 12) / 5)
+    assert 0 < report.score < 100 and report.score == pytest.approx(100 * (9 + 10 / 12) / 10)
 
     assert main([str(path)]) == 1
     out = capsys.readouterr().out
@@ -83,7 +86,7 @@ def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     fail_lines = [line for line in section.splitlines() if "FAIL" in line]
     assert len(fail_lines) == 2 and all(" dWh " in line and "[1, 2]" in line for line in fail_lines)
     assert "10/12 tensors correct, 0.83 points" in section
-    assert "score: 4.83 / 5 points = 96.7%" in out
+    assert "score: 9.83 / 10 points = 98.3%" in out
 
 
 def test_learner_mistakes_are_reported_per_case_and_never_crash_the_grader(tmp_path):
@@ -133,7 +136,7 @@ def test_learner_mistakes_are_reported_per_case_and_never_crash_the_grader(tmp_p
     attention = report["additive_attention_backward"].problems
     assert {p.message for p in attention} == {
         "returned 5 values, expected 6 (dqueries, dkeys, dvalues, dWq, dWk, dwv)"}
-    assert report.score == pytest.approx(100 * (8 / 12 + 0.5) / 5)
+    assert report.score == pytest.approx(100 * (8 / 12 + 0.5) / 10)
     text = str(report)
     assert "NOT IMPLEMENTED: NotImplementedError: later (learner.py, line 14)" in text
     assert "ERROR: ValueError: matmul" in text
@@ -143,12 +146,13 @@ def test_missing_functions_are_listed_as_not_attempted(tmp_path, capsys):
     path = write(tmp_path, "from npseq.functional import masked_softmax_backward\n")
     report = grade_file(path)
     assert report.missing == [name for name in NAMES if name != "masked_softmax_backward"]
-    assert report.score == pytest.approx(20.0)
+    assert report.score == pytest.approx(10.0)
     assert main([str(path)]) == 1
     out = capsys.readouterr().out
-    assert out.count("not attempted (not defined in the file), 0 points") == 4
+    assert out.count("not attempted (not defined in the file), 0 points") == len(NAMES) - 1
     assert "not attempted (0 points): rnn_step_backward, lstm_step_backward, gru_step_backward, " \
-           "additive_attention_backward" in out
+           "additive_attention_backward, rnn_backward, lstm_backward, word_embedding_backward, " \
+           "temporal_softmax_loss, bahdanau_decoder_step_backward" in out
 
 
 def test_only_grades_the_named_functions(tmp_path, capsys):
@@ -212,10 +216,10 @@ def test_python_dash_m_npseq_grade_runs_as_a_program(tmp_path):
     result = subprocess.run([sys.executable, "-m", "npseq.grade", str(path)], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.rstrip().endswith("score: 5.00 / 5 points = 100.0%  -- all correct")
+    assert result.stdout.rstrip().endswith("score: 10.00 / 10 points = 100.0%  -- all correct")
     # The skeleton grades itself when run as a script, with the grader's exit code.
     result = subprocess.run([sys.executable, str(SKELETON)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
+    assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 10 points = 0.0%")
 
 
 # The skeleton tells learners which cache fields they get; if a cache changes, so must it.
@@ -229,6 +233,11 @@ DOCUMENTED_FIELDS = {
     "additive_attention_backward": {"": [("keys", "Wk", "projected")],
                                     "projected.": [("queries", "Wq", "wv", "features", "pooling")],
                                     "projected.pooling.": [("values", "softmax", "dropout", "pooled")]},
+    "rnn_backward": {"": [("steps", "mask", "h_last")]},
+    "lstm_backward": {"": [("steps", "mask", "h_last", "c_last")]},
+    "word_embedding_backward": {"": [("x", "W")]},
+    "temporal_softmax_loss": {},  # takes its inputs, no cache
+    "bahdanau_decoder_step_backward": {"": [("attention", "gru", "context")]},
 }
 
 
@@ -251,7 +260,8 @@ def test_the_skeleton_documents_every_cache_field(exercise):
     assert seen == {(prefix, fields) for prefix, allowed in DOCUMENTED_FIELDS[exercise.name].items()
                     for fields in allowed}  # every kind of cache is met by some case
     assert f"def {exercise.signature}:" in source  # the engine's signature, exactly
-    assert exercise.engine is getattr(F, exercise.name)
+    assert exercise.engine is getattr(F, exercise.name, None) or exercise.engine is getattr(npseq_exercises,
+                                                                                             exercise.name)
 
 
 OWN_LSTM_STEP = """\
