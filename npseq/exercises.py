@@ -42,8 +42,9 @@ def bahdanau_decoder_step_forward(x, prev_h, enc_outputs, valid_lens, Wq, Wk, wv
     r"""One step of a Bahdanau decoder: attend with the previous state, then a GRU step on ``[context; x]``.
 
     .. math::
-        c = \sum_s \alpha_s k_s,\quad \alpha = \operatorname{masked\_softmax}_s\big(w_v \cdot \tanh(h W_q + k_s W_k)\big),
-        \qquad h' = \operatorname{GRU}([c;\ x],\ h)
+        c = \sum_s \alpha_s k_s, \qquad
+        \alpha = \operatorname{masked\_softmax}_s\big(w_v \cdot \tanh(h W_q + k_s W_k)\big), \qquad
+        h' = \operatorname{GRU}([c;\ x],\ h)
 
     Args:
         x: ``(N, E)`` the embedded input token; prev_h: ``(N, H)``;

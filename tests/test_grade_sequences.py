@@ -68,7 +68,8 @@ def test_fancy_index_assignment_loses_repeated_ids(tmp_path):
 
 
 def test_a_loss_averaged_over_valid_steps_instead_of_n_is_caught(tmp_path):
-    path = planted(tmp_path, "    loss = -(mask * picked).sum() / n\n", "    loss = -(mask * picked).sum() / mask.sum()\n")
+    path = planted(tmp_path, "    loss = -(mask * picked).sum() / n\n",
+                   "    loss = -(mask * picked).sum() / mask.sum()\n")
     loss = grade_file(path, only=["temporal_softmax_loss"])["temporal_softmax_loss"]
     wrong = [(row.case.split(",")[0], row.tensor) for row in loss.rows if not row.ok]
     assert ("N=3 T=4 V=5", "loss") in wrong and all(tensor == "loss" for _, tensor in wrong)
