@@ -1,8 +1,7 @@
 """Grade a learner's backward passes: ``npseq grade my_file.py`` (or ``python -m npseq.grade my_file.py``).
 
-The course exercises (``tutorials/exercises/``) ask for backward functions, each
-with the exact signature of npseq's own (:data:`EXERCISES` lists them; the
-step exercises come first):
+The course exercises (``tutorials/exercises/``) ask for ten backward functions, each
+with the exact signature of npseq's own (:data:`EXERCISES` lists them), five steps:
 
 * ``rnn_step_backward(dnext_h, cache) -> (dx, dprev_h, dWx, dWh, db)``
 * ``lstm_step_backward(dnext_h, dnext_c, cache) -> (dx, dprev_h, dprev_c, dWx, dWh, db)``
@@ -10,6 +9,15 @@ step exercises come first):
   variants in one function, which branches on ``cache.reset_after``
 * ``masked_softmax_backward(dweights, cache) -> dscores``
 * ``additive_attention_backward(dcontext, cache, dweights=None) -> (dqueries, dkeys, dvalues, dWq, dWk, dwv)``
+
+and five over sequences:
+
+* ``rnn_backward(dh, cache) -> (dx, dh0, dWx, dWh, db)`` and ``lstm_backward(dh, cache)``, likewise,
+  with padding (``valid_lens``)
+* ``word_embedding_backward(dout, cache) -> dW``, with repeated ids
+* ``temporal_softmax_loss(x, y, mask) -> (loss, dx)``, a loss: its value is checked too
+* ``bahdanau_decoder_step_backward(dnext_h, cache) -> (dx, dprev_h, denc_outputs, dWq, dWk, dwv, dWx, dWh,
+  dbx, dbh)``, attention and a GRU step (:mod:`npseq.exercises` holds its forward and reference)
 
 For every one of these names that the learner's file defines, and for each of a
 few fixed cases (seeded float64 inputs; edge cases such as N=1, T=1, a row of all
@@ -904,7 +912,7 @@ def _child(connection, path: str, name, quiet: bool, memory_mb) -> None:
         answer = ("unloadable", str(exc))
     except _LearnerExit as exc:
         answer = ("failed", str(exc))
-    except BaseException as exc:  # noqa: B902 (a learner's KeyboardInterrupt or MemoryError outside a case)
+    except BaseException as exc:  # a learner's KeyboardInterrupt, or a MemoryError outside a case
         answer = ("failed", f"crashed: {_describe(exc, path)}")
     connection.send(answer)
     connection.close()
