@@ -1,4 +1,4 @@
-"""The ``npseq`` command: demo, train, translate, lm, gradcheck, grade.
+"""The ``npseq`` command: demo, train, translate, lm, gradcheck, grade, exercises.
 
 User errors (a missing file, a bad option value, a checkpoint that does not fit,
 an empty input) end with exit code 2 and one line saying what to fix; a failed
@@ -445,6 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
     # "grade" is listed here for --help; main() hands its arguments to npseq.grade, which parses its own.
     commands.add_parser("grade", add_help=False, help="grade a learner's backward exercises: npseq grade FILE "
                                                       "[--only NAME] (see npseq grade --help)")
+    commands.add_parser("exercises", add_help=False, help="write a hand-out of the exercises: npseq exercises "
+                                                          "--out DIR (see npseq exercises --help)")
     return parser
 
 
@@ -461,6 +463,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["grade"]:
         from .grade import main as grade_main
         return grade_main(argv[1:])
+    if argv[:1] == ["exercises"]:
+        from .exercises import main as exercises_main
+        return exercises_main(argv[1:])
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "translate" and not any(word.startswith("-") for word in extra):

@@ -17,6 +17,14 @@ element, so an element a million times smaller than its neighbours cannot be
 resolved to 7 digits, while any real mistake (a wrong sign, a missing term) still
 shows as an error far above the tolerance. A check passes when the largest error
 is below ``1e-7`` (float64 inputs; a correct backward reaches ``1e-9`` or better).
+
+For a sequence gradient (a tensor with a time axis, such as ``dx`` ``(N, T, D)``),
+backpropagation through time computes step :math:`T-1` first and hands each step's
+gradient back to the step before. The first step, walking back from :math:`T-1`,
+where the gradient leaves the reference is therefore where the mistake enters:
+either in that step's own backward or in the gradient the later step handed back.
+:func:`first_wrong_step` finds it and :func:`step_report` says it in words; pass
+``time_axes`` to :func:`check_function` and the report adds it for those tensors.
 """
 from __future__ import annotations
 
@@ -115,6 +123,8 @@ class GradCheckRow:
     problem: str = ""
     analytic: Any = dataclasses.field(default=None, repr=False)
     numeric: Any = dataclasses.field(default=None, repr=False)
+    first_wrong_step: int | None = None  # for a tensor with a time axis: see first_wrong_step()
+    num_steps: int | None = None         # T, the length of that axis
 
 
 @dataclasses.dataclass(repr=False)
@@ -143,6 +153,8 @@ class GradCheckReport:
         lines = []
         for row in self.rows:
             verdict = "ok" if row.ok else (f"FAIL ({row.problem})" if row.problem else "FAIL")
+            if row.first_wrong_step is not None:
+                verdict += f"; {step_report(row.first_wrong_step, row.num_steps)}"
             lines.append((
                 row.name,
                 "x".join(map(str, row.shape)) or "scalar",
@@ -167,8 +179,71 @@ class GradCheckReport:
     __repr__ = __str__
 
 
-def compare(name: str, analytic, numeric, tol: float = DEFAULT_TOL) -> GradCheckRow:
-    """Compare one analytic gradient with its numerical estimate and locate the worst element."""
+def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAULT_TOL) -> int | None:
+    r"""The first time step, walking back from :math:`T-1`, at which ``analytic`` leaves ``reference``.
+
+    Step :math:`t` is wrong when some element of the slice ``t`` along ``time_axis`` has a
+    :func:`gradient_error` above ``tol`` (the floor of that error is taken over the whole
+    tensor, as in :func:`compare`) or is not finite.
+
+    Args:
+        analytic, reference: arrays of the same shape, e.g. ``dx`` ``(N, T, D)``.
+        time_axis: the axis of the time steps.
+        tol: the largest error still counted as agreement.
+
+    Returns:
+        That step, or ``None`` when every step agrees.
+    """
+    a = backend.to_numpy(analytic).astype(backend.numpy.float64)
+    r = backend.to_numpy(reference).astype(backend.numpy.float64)
+    if a.shape != r.shape:
+        raise ValueError(f"reference: expected shape {a.shape} (the shape of analytic), got {r.shape}")
+    if a.size == 0:
+        return None
+    finite = backend.numpy.isfinite(a)
+    errors = backend.numpy.where(finite, gradient_error(backend.numpy.where(finite, a, 0.0), r), backend.numpy.inf)
+    per_step = backend.numpy.moveaxis(errors, time_axis, 0).reshape(a.shape[time_axis], -1).max(axis=1)
+    for t in reversed(range(a.shape[time_axis])):
+        if not per_step[t] < tol:
+            return t
+    return None
+
+
+STEP_SOURCES = ("own", "handed back")
+"""Where :func:`step_report` may say a mistake comes from, when a further check has told the two apart."""
+
+
+def step_report(step: int, num_steps: int, source: str | None = None) -> str:
+    """Say in words where a mistake found by :func:`first_wrong_step` enters the backward pass.
+
+    Args:
+        step, num_steps: the first wrong step and ``T``.
+        source: ``None`` when unknown; ``"own"`` when the step is wrong by itself (it stays wrong
+            with no upstream gradient after it); ``"handed back"`` when it is right by itself, so
+            the error is in the gradient that step ``step + 1`` hands back to it.
+    """
+    if source not in (None,) + STEP_SOURCES:
+        raise ValueError(f"source: expected None or one of {STEP_SOURCES}, got {source!r}")
+    last = num_steps - 1
+    if step == last:
+        return (f"first wrong at t={step} (of 0..{last}), the last step: the error enters in the step's "
+                f"own backward, before anything is handed back")
+    agree = f"t={last}" if step + 1 == last else f"t={last}..{step + 1}"
+    head = f"first wrong at t={step} (of 0..{last}, walking back from t={last}; {agree} agree): the error enters "
+    if source == "own":
+        return head + (f"at step t={step} itself (it stays wrong with no upstream gradient after t={step})")
+    if source == "handed back":
+        return head + (f"in the gradient that step t={step + 1} hands back to t={step} (with no upstream "
+                       f"gradient after t={step}, t={step} is right)")
+    return head + f"at the step that handles t={step}, or in the gradient that step t={step + 1} hands back to it"
+
+
+def compare(name: str, analytic, numeric, tol: float = DEFAULT_TOL, time_axis: int | None = None) -> GradCheckRow:
+    """Compare one analytic gradient with its numerical estimate and locate the worst element.
+
+    With ``time_axis`` (a tensor over time steps), a failing row also records
+    :func:`first_wrong_step` and the number of steps.
+    """
     shape = tuple(numeric.shape)
     if analytic is None or not hasattr(analytic, "shape") or tuple(analytic.shape) != shape:
         given = "None" if analytic is None else str(tuple(getattr(analytic, "shape", ())))
@@ -185,8 +260,11 @@ def compare(name: str, analytic, numeric, tol: float = DEFAULT_TOL) -> GradCheck
     flat = int(backend.numpy.argmax(errors))
     worst = tuple(int(i) for i in backend.numpy.unravel_index(flat, shape))
     max_error = float(errors.reshape(-1)[flat])
-    return GradCheckRow(name, shape, max_error, worst, float(a[worst]), float(n[worst]),
-                        bool(max_error < tol), analytic=a, numeric=n)
+    ok = bool(max_error < tol)
+    step = None if ok or time_axis is None else first_wrong_step(a, n, time_axis, tol)
+    return GradCheckRow(name, shape, max_error, worst, float(a[worst]), float(n[worst]), ok,
+                        analytic=a, numeric=n, first_wrong_step=step,
+                        num_steps=None if step is None else shape[time_axis])
 
 
 def _leaves(value):
@@ -214,7 +292,7 @@ def _random_like(structure, rng):
 
 def check_function(forward: Callable, backward: Callable, inputs: dict, grad_names=None, *,
                    kwargs: dict | None = None, seed: int = 0, h: float = 1e-5, order: int = 2,
-                   tol: float = DEFAULT_TOL) -> GradCheckReport:
+                   tol: float = DEFAULT_TOL, time_axes: dict | None = None) -> GradCheckReport:
     """Check a functional forward/backward pair against finite differences.
 
     ``forward(*inputs.values(), **kwargs)`` must return ``(*outputs, cache)`` and
@@ -229,10 +307,14 @@ def check_function(forward: Callable, backward: Callable, inputs: dict, grad_nam
         kwargs: keyword arguments for ``forward`` (``reset_after=True``, ...).
         seed: seeds the random upstream gradients.
         h, order: step and stencil of :func:`numerical_gradient`.
+        time_axes: for sequence gradients, ``{name: axis of the time steps}`` (e.g.
+            ``{"x": 1}`` for ``dx`` ``(N, T, D)``); a failing one is reported with the first
+            wrong step walking back from ``T-1`` (:func:`first_wrong_step`).
 
     Returns:
         A :class:`GradCheckReport` with one row per checked tensor.
     """
+    time_axes = time_axes or {}
     kwargs = kwargs or {}
     names = list(inputs)
     if grad_names is None:
@@ -259,7 +341,7 @@ def check_function(forward: Callable, backward: Callable, inputs: dict, grad_nam
     rows = []
     for name, analytic in zip(grad_names, grads):
         numeric = numerical_gradient(outputs_of, inputs[name], df=douts, h=h, order=order)
-        rows.append(compare(name, analytic, numeric, tol))
+        rows.append(compare(name, analytic, numeric, tol, time_axes.get(name)))
     return GradCheckReport(rows, tol)
 
 

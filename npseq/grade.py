@@ -1,7 +1,7 @@
 """Grade a learner's backward passes: ``npseq grade my_file.py`` (or ``python -m npseq.grade my_file.py``).
 
-The course exercises (``tutorials/exercises/``) ask for five backward functions,
-each with the exact signature of npseq's own:
+The course exercises (``tutorials/exercises/``) ask for ten backward functions, each
+with the exact signature of npseq's own (:data:`EXERCISES` lists them), five steps:
 
 * ``rnn_step_backward(dnext_h, cache) -> (dx, dprev_h, dWx, dWh, db)``
 * ``lstm_step_backward(dnext_h, dnext_c, cache) -> (dx, dprev_h, dprev_c, dWx, dWh, db)``
@@ -10,11 +10,20 @@ each with the exact signature of npseq's own:
 * ``masked_softmax_backward(dweights, cache) -> dscores``
 * ``additive_attention_backward(dcontext, cache, dweights=None) -> (dqueries, dkeys, dvalues, dWq, dWk, dwv)``
 
+and five over sequences:
+
+* ``rnn_backward(dh, cache) -> (dx, dh0, dWx, dWh, db)`` and ``lstm_backward(dh, cache)``, likewise,
+  with padding (``valid_lens``)
+* ``word_embedding_backward(dout, cache) -> dW``, with repeated ids
+* ``temporal_softmax_loss(x, y, mask) -> (loss, dx)``, a loss: its value is checked too
+* ``bahdanau_decoder_step_backward(dnext_h, cache) -> (dx, dprev_h, denc_outputs, dWq, dWk, dwv, dWx, dWh,
+  dbx, dbh)``, attention and a GRU step (:mod:`npseq.exercises` holds its forward and reference)
+
 For every one of these names that the learner's file defines, and for each of a
-few fixed cases (seeded float64 inputs; both GRU variants, a masked softmax with a
-zero-length row, attention with valid lengths per example and per query), the
-grader runs *npseq's* forward, hands its cache to the learner's backward together
-with a seeded upstream gradient, and checks every returned tensor twice:
+few fixed cases (seeded float64 inputs; edge cases such as N=1, T=1, a row of all
+padding, repeated token ids), the grader runs *npseq's* forward, hands its cache to
+the learner's backward together with a seeded upstream gradient, and checks every
+returned tensor twice:
 
 * against centered finite differences of the forward (:mod:`npseq.gradcheck`, the
   five-point stencil with ``h = 1e-3``, error :math:`O(h^4)`): largest relative error
@@ -23,6 +32,18 @@ with a seeded upstream gradient, and checks every returned tensor twice:
   below ``1e-9 * max(1, max |engine gradient|)``.
 
 A tensor passes in a case when it has the right shape, is finite and passes both.
+A failing tensor is located: its worst element, for a gate weight the gate and the
+unit (``dWx[0, 15]: gate g, unit 0``), for a sequence gradient the first time step,
+walking back from ``T-1``, where it leaves npseq's (:func:`npseq.gradcheck.step_report`),
+and for NaN or inf where the first one sits.
+
+**Isolation.** The file is imported, and each function graded, in a child process
+with a time limit (``--timeout``, default 60 s per function) and, where the platform
+has ``resource.RLIMIT_AS``, a memory limit (``--memory-mb``, default 4096 MB above
+what the process already holds). A function that runs past the limit, crashes the
+process (a segfault), ends it (``os._exit``) or calls ``sys.exit`` scores 0 with one
+line saying which; the other functions are still graded. What the learner's code
+prints goes to standard error when the report is machine-readable.
 
 **Score.** Each function is worth one point, split evenly over its (case, tensor)
 pairs: points = correct pairs / all pairs (all or nothing per tensor per case).
@@ -31,25 +52,51 @@ its tensors; a ``NotImplementedError`` is reported as "not implemented" rather
 than as a crash. A name the file does not define is "not attempted" (0 points).
 The total is the sum of points over the graded functions, as a percentage.
 
-Exit codes: 0 at 100 %, 1 below, 2 when the file cannot be graded (missing,
-syntax error, error while importing) or the command line is wrong.
+**Honesty.** A submission that imports or calls npseq's own backward functions
+(:func:`npseq_backward_names`) is flagged in the report, in a note per function
+whose grading called one and in a list of the file's lines that import or name
+one. The score is unchanged: the instructor decides.
+
+**Formats.** ``--format text`` (default) prints tables; ``--format json`` prints one
+JSON object (:meth:`GradeReport.to_dict`); ``--format gradescope`` writes Gradescope's
+``results.json`` (``--results PATH``) and prints the tables.
+
+Exit codes: 0 when every graded function is entirely correct, 1 when some are not,
+2 when the file cannot be graded (missing, syntax error, error, time limit or crash
+while importing) or the command line is wrong.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
+import faulthandler
+import functools
+import json
+import multiprocessing
 import os
+import signal
 import sys
+import time
 import traceback
 import types
 from typing import Callable
 
 from . import backend
 from . import functional as F
-from .gradcheck import DEFAULT_TOL, compare, numerical_gradient
+from .exercises import bahdanau_decoder_step_backward, bahdanau_decoder_step_forward
+from .gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
 
 ENGINE_TOL = 1e-9
 """Learner and engine gradients may differ by this much, relative to ``max(1, max |engine gradient|)``."""
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds each function (and the import of the file) may take, all its cases together."""
+
+DEFAULT_MEMORY_MB = 4096
+"""Megabytes of address space a child process may add to what it holds when it starts."""
+
+FORMATS = ("text", "json", "gradescope")
 
 
 class SubmissionError(Exception):
@@ -67,6 +114,7 @@ class Case:
     wrt: tuple                       # inputs whose gradients the backward returns, in order
     call: Callable                   # call(backward, douts, cache) -> what the backward returns
     seed: int                        # seeds the upstream gradients
+    returns_loss: bool = False       # a loss function: returns (loss, gradients); upstream gradient 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +124,10 @@ class Exercise:
     grads: tuple  # names of the returned gradients, in order
     engine: Callable
     cases: tuple
+    gates: tuple = ()       # the gate names of the weights' column blocks, in order (LSTM: i, f, o, g)
+    gated: tuple = ()       # the returned gradients whose last axis holds those blocks
+    time_axes: tuple = ()   # (gradient name, axis of the time steps) for the sequence gradients
+    upstream_time_axis: int | None = None  # a recurrence: the time axis of the first upstream gradient
 
 
 def _normal(rng, *shape, scale=1.0):
@@ -178,22 +230,118 @@ def _additive_attention_cases():
     )
 
 
+def _sequence_inputs(n, t, d, hidden, gates, lens):
+    """Inputs of a recurrent sequence function; ``lens`` ``None`` or the valid lengths."""
+    def build(rng):
+        return {"x": _normal(rng, n, t, d), "h0": _normal(rng, n, hidden),
+                "Wx": _normal(rng, d, gates * hidden, scale=0.5), "Wh": _normal(rng, hidden, gates * hidden, scale=0.5),
+                "b": _normal(rng, gates * hidden), "valid_lens": None if lens is None else _lens(lens)}
+    return build
+
+
+def _sequence_cases(forward, gates, first_seed):
+    sizes = (((3, 6, 4, 5), [6, 3, 0], "N=3 T=6 D=4 H=5, valid_lens=[6, 3, 0] (a row of all padding)"),
+             ((1, 1, 2, 2), None, "N=1 T=1 D=2 H=2, valid_lens=None"))
+    return tuple(Case(label, _seeded(first_seed + i, _sequence_inputs(*shape, gates, lens)), forward, 1,
+                      ("x", "h0", "Wx", "Wh", "b"), _one_upstream, first_seed + i)
+                 for i, (shape, lens, label) in enumerate(sizes))
+
+
+def _word_embedding_cases():
+    def build(ids, vocab, dim):
+        def make(rng):
+            return {"x": _lens(ids), "W": _normal(rng, vocab, dim)}
+        return make
+
+    return (Case("repeated ids x=[[0, 3, 3, 1], [3, 0, 2, 3]], V=5 (id 4 unused)",
+                 _seeded(16, build([[0, 3, 3, 1], [3, 0, 2, 3]], 5, 3)), F.word_embedding_forward, 1, ("W",),
+                 _one_upstream, 16),
+            Case("N=1 T=1", _seeded(17, build([[2]], 3, 2)), F.word_embedding_forward, 1, ("W",), _one_upstream, 17))
+
+
+def _loss_forward(x, y, mask):
+    """``temporal_softmax_loss`` as a forward: the loss (a 0-d array) and, as the cache, its inputs."""
+    loss, _ = F.temporal_softmax_loss(x, y, mask)
+    return backend.xp.asarray(loss), {"x": x, "y": y, "mask": mask}
+
+
+def _loss_call(fn, douts, inputs):
+    """Call a loss function on its inputs; the loss it returns becomes an array so that it can be compared."""
+    result = fn(inputs["x"], inputs["y"], inputs["mask"])
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return backend.numpy.asarray(result[0], dtype=backend.numpy.float64), result[1]
+    return result
+
+
+def _temporal_softmax_loss_cases():
+    def build(n, t, v, mask, scale):
+        def make(rng):
+            return {"x": _normal(rng, n, t, v, scale=scale), "y": _lens(rng.integers(0, v, (n, t))),
+                    "mask": backend.xp.asarray(backend.numpy.array(mask, dtype=bool))}
+        return make
+
+    return tuple(Case(label, _seeded(seed, build(*args)), _loss_forward, 1, ("x",), _loss_call, seed,
+                      returns_loss=True)
+                 for seed, label, args in (
+                     (18, "N=3 T=4 V=5, mask rows [1,1,1,0], [1,0,0,0], [0,0,0,0] (one all padding)",
+                      (3, 4, 5, [[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]], 1.0)),
+                     (19, "N=1 T=1 V=3", (1, 1, 3, [[1]], 1.0)),
+                     (20, "N=2 T=3 V=4, large scores (std 10)", (2, 3, 4, [[1, 1, 1], [1, 1, 0]], 10.0))))
+
+
+def _decoder_step_cases():
+    def build(n, steps, lens):
+        def make(rng):
+            embed, hidden, enc, attn = 3, 4, 5, 4
+            return {"x": _normal(rng, n, embed), "prev_h": _normal(rng, n, hidden),
+                    "enc_outputs": _normal(rng, n, steps, enc), "valid_lens": None if lens is None else _lens(lens),
+                    "Wq": _normal(rng, hidden, attn, scale=0.5), "Wk": _normal(rng, enc, attn, scale=0.5),
+                    "wv": _normal(rng, attn), "Wx": _normal(rng, enc + embed, 3 * hidden, scale=0.5),
+                    "Wh": _normal(rng, hidden, 3 * hidden, scale=0.5), "bx": _normal(rng, 3 * hidden),
+                    "bh": _normal(rng, 3 * hidden)}
+        return make
+
+    wrt = ("x", "prev_h", "enc_outputs", "Wq", "Wk", "wv", "Wx", "Wh", "bx", "bh")
+    return (Case("N=2 S=4, valid_lens=[4, 2]", _seeded(21, build(2, 4, [4, 2])), bahdanau_decoder_step_forward, 1,
+                 wrt, _one_upstream, 21),
+            Case("N=1 S=1, valid_lens=None", _seeded(22, build(1, 1, None)), bahdanau_decoder_step_forward, 1,
+                 wrt, _one_upstream, 22))
+
+
 EXERCISES = (
     Exercise("rnn_step_backward", "rnn_step_backward(dnext_h, cache)",
              ("dx", "dprev_h", "dWx", "dWh", "db"), F.rnn_step_backward, _rnn_cases()),
     Exercise("lstm_step_backward", "lstm_step_backward(dnext_h, dnext_c, cache)",
-             ("dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"), F.lstm_step_backward, _lstm_cases()),
+             ("dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"), F.lstm_step_backward, _lstm_cases(),
+             gates=("i", "f", "o", "g"), gated=("dWx", "dWh", "db")),
     Exercise("gru_step_backward", "gru_step_backward(dnext_h, cache)",
-             ("dx", "dprev_h", "dWx", "dWh", "dbx", "dbh"), F.gru_step_backward, _gru_cases()),
+             ("dx", "dprev_h", "dWx", "dWh", "dbx", "dbh"), F.gru_step_backward, _gru_cases(),
+             gates=("r", "z", "n"), gated=("dWx", "dWh", "dbx", "dbh")),
     Exercise("masked_softmax_backward", "masked_softmax_backward(dweights, cache)",
              ("dscores",), F.masked_softmax_backward, _masked_softmax_cases()),
     Exercise("additive_attention_backward", "additive_attention_backward(dcontext, cache, dweights=None)",
              ("dqueries", "dkeys", "dvalues", "dWq", "dWk", "dwv"), F.additive_attention_backward,
              _additive_attention_cases()),
+    Exercise("rnn_backward", "rnn_backward(dh, cache)", ("dx", "dh0", "dWx", "dWh", "db"), F.rnn_backward,
+             _sequence_cases(F.rnn_forward, 1, 12), time_axes=(("dx", 1),), upstream_time_axis=1),
+    Exercise("lstm_backward", "lstm_backward(dh, cache)", ("dx", "dh0", "dWx", "dWh", "db"), F.lstm_backward,
+             _sequence_cases(F.lstm_forward, 4, 14), gates=("i", "f", "o", "g"), gated=("dWx", "dWh", "db"),
+             time_axes=(("dx", 1),), upstream_time_axis=1),
+    Exercise("word_embedding_backward", "word_embedding_backward(dout, cache)", ("dW",),
+             F.word_embedding_backward, _word_embedding_cases()),
+    Exercise("temporal_softmax_loss", "temporal_softmax_loss(x, y, mask)", ("loss", "dx"),
+             F.temporal_softmax_loss, _temporal_softmax_loss_cases(), time_axes=(("dx", 1),)),
+    Exercise("bahdanau_decoder_step_backward", "bahdanau_decoder_step_backward(dnext_h, cache)",
+             ("dx", "dprev_h", "denc_outputs", "dWq", "dWk", "dwv", "dWx", "dWh", "dbx", "dbh"),
+             bahdanau_decoder_step_backward, _decoder_step_cases(), gates=("r", "z", "n"),
+             gated=("dWx", "dWh", "dbx", "dbh")),
 )
 """The graded functions, in the order of the exercise sheet."""
 
 NAMES = tuple(exercise.name for exercise in EXERCISES)
+
+
+EXERCISE_BY_NAME = {exercise.name: exercise for exercise in EXERCISES}
 
 
 # --------------------------------------------------------------------- report
@@ -207,6 +355,12 @@ class TensorGrade:
     engine_diff: float     # largest absolute difference from npseq's own backward (inf when not comparable)
     ok: bool
     problem: str = ""      # what is wrong, for a failing tensor
+    first_wrong_step: int | None = None  # sequence gradients: see npseq.gradcheck.first_wrong_step
+
+    def to_dict(self) -> dict:
+        return {"case": self.case, "tensor": self.tensor, "shape": list(self.shape), "ok": self.ok,
+                "fd_error": _finite_or_none(self.fd_error), "engine_diff": _finite_or_none(self.engine_diff),
+                "problem": self.problem, "first_wrong_step": self.first_wrong_step}
 
 
 @dataclasses.dataclass
@@ -215,6 +369,10 @@ class CaseProblem:
     case: str
     kind: str     # "not implemented" or "error"
     message: str
+
+
+FAILURES = ("time limit", "crashed", "exited", "sys.exit")
+"""How a function can fail as a whole (it then scores 0): what :attr:`FunctionGrade.failure` starts with."""
 
 
 @dataclasses.dataclass
@@ -228,10 +386,12 @@ class FunctionGrade:
     total: int = 0                             # (case, tensor) pairs
     cases: tuple = ()                          # the case labels, in grading order
     note: str = ""
+    failure: str = ""                          # one line starting with one of FAILURES: it scored 0 as a whole
+    npseq_calls: tuple = ()                    # npseq backward functions its code called while graded
 
     @property
     def correct(self) -> int:
-        return sum(row.ok for row in self.rows)
+        return 0 if self.failure else sum(row.ok for row in self.rows)
 
     @property
     def points(self) -> float:
@@ -240,7 +400,9 @@ class FunctionGrade:
 
     @property
     def status(self) -> str:
-        """``"not attempted"``, ``"not implemented"``, ``"correct"`` or ``"incorrect"``."""
+        """``"not attempted"``, ``"not implemented"``, ``"correct"``, ``"incorrect"``, or one of :data:`FAILURES`."""
+        if self.failure:
+            return next(kind for kind in FAILURES if self.failure.startswith(kind))
         if not self.attempted:
             return "not attempted"
         if self.problems and all(p.kind == "not implemented" for p in self.problems) and not self.rows:
@@ -251,6 +413,8 @@ class FunctionGrade:
         return [row for row in self.rows if row.tensor == tensor]
 
     def section(self) -> str:
+        if self.failure:
+            return f"== {self.signature}: {self.failure}, 0 points"
         if self.status == "not attempted":
             return f"== {self.signature}: not attempted (not defined in the file), 0 points"
         if self.status == "not implemented":
@@ -277,9 +441,25 @@ class FunctionGrade:
         lines += ["   " + fmt.format(*cell).rstrip() for cell in cells]
         return "\n".join(lines)
 
+    def output(self) -> str:
+        """What this function's grade says, for an autograder's per-test output."""
+        return self.section().split(": ", 1)[1] if self.failure else self.section()
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "signature": self.signature, "status": self.status,
+                "points": self.points, "max_points": 1, "correct": self.correct, "total": self.total,
+                "failure": self.failure, "note": self.note, "npseq_calls": list(self.npseq_calls),
+                "problems": [dataclasses.asdict(p) for p in self.problems],
+                "tensors": [row.to_dict() for row in self.rows]}
+
 
 def _number(value: float) -> str:
     return "-" if value == float("inf") else f"{value:.1e}"
+
+
+def _finite_or_none(value: float):
+    """JSON has no inf or NaN: a value that cannot be compared is ``null``."""
+    return value if value == value and abs(value) != float("inf") else None
 
 
 @dataclasses.dataclass(repr=False)
@@ -287,11 +467,17 @@ class GradeReport:
     """The result of :func:`grade_file`; prints as one table per function and a score."""
     path: str
     functions: list  # FunctionGrade, in exercise order
+    honesty: list = dataclasses.field(default_factory=list)  # lines of the file that import or name npseq's backward
+    seconds: float = 0.0                                       # wall-clock time of the grading
 
     @property
     def score(self) -> float:
         """Total points as a percentage of the graded functions (each worth one point)."""
         return 100.0 * sum(f.points for f in self.functions) / len(self.functions) if self.functions else 0.0
+
+    @property
+    def points(self) -> float:
+        return sum(f.points for f in self.functions)
 
     @property
     def ok(self) -> bool:
@@ -303,11 +489,27 @@ class GradeReport:
         """Names of the exercise functions the file does not define."""
         return [f.name for f in self.functions if not f.attempted]
 
+    @property
+    def flagged(self) -> bool:
+        """True when the file imports, names or calls npseq's own backward functions."""
+        return bool(self.honesty) or any(f.npseq_calls for f in self.functions)
+
     def __getitem__(self, name: str) -> FunctionGrade:
         for function in self.functions:
             if function.name == name:
                 return function
         raise KeyError(f"name: no function {name!r} in this report; it has {[f.name for f in self.functions]}")
+
+    def honesty_lines(self) -> list:
+        if not self.flagged:
+            return []
+        called = sorted({name for f in self.functions for name in f.npseq_calls})
+        lines = ["honesty note (the score is unchanged; the instructor decides): this file uses npseq's own "
+                 "backward functions"]
+        lines += [f"   {line}" for line in self.honesty]
+        if called:
+            lines.append(f"   called while graded: {', '.join(called)}")
+        return lines
 
     def table(self) -> str:
         lines = [f"grading {self.path}", ""]
@@ -315,11 +517,25 @@ class GradeReport:
             lines += [function.section(), ""]
         if self.missing:
             lines.append(f"not attempted (0 points): {', '.join(self.missing)}")
-        points = sum(f.points for f in self.functions)
+        lines += self.honesty_lines()
         unit = "point" if len(self.functions) == 1 else "points"
-        lines.append(f"score: {points:.2f} / {len(self.functions)} {unit} = {self.score:.1f}%"
+        lines.append(f"score: {self.points:.2f} / {len(self.functions)} {unit} = {self.score:.1f}%"
                      + ("  -- all correct" if self.ok else ""))
         return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """The report as plain JSON data (``--format json``)."""
+        return {"file": self.path, "score": self.score, "points": self.points, "max_points": len(self.functions),
+                "all_correct": self.ok, "execution_time": round(self.seconds, 3),
+                "flagged": self.flagged, "honesty": self.honesty,
+                "exercises": [f.to_dict() for f in self.functions]}
+
+    def gradescope(self) -> dict:
+        """Gradescope's ``results.json``: one test per function, worth one point."""
+        return {"score": round(self.points, 6), "execution_time": round(self.seconds, 3),
+                "output": self.table(), "visibility": "visible", "stdout_visibility": "hidden",
+                "tests": [{"name": f.signature, "score": round(f.points, 6), "max_score": 1.0,
+                           "output": f.output(), "visibility": "visible"} for f in self.functions]}
 
     def __str__(self) -> str:
         return self.table()
@@ -334,17 +550,22 @@ def _one_line(text: str) -> str:
 
 def _describe(exc: BaseException, path: str) -> str:
     """``Type: message (file.py, line n)``, the line being the deepest one in the learner's file."""
-    where = ""
+    message = _one_line(exc)
+    return f"{type(exc).__name__}{': ' + message if message else ''}{_learner_line(exc, path)}"
+
+
+def _learner_line(exc: BaseException, path: str) -> str:
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if os.path.abspath(frame.filename) == path:
-            where = f" ({os.path.basename(path)}, line {frame.lineno})"
-            break
-    message = _one_line(exc)
-    return f"{type(exc).__name__}{': ' + message if message else ''}{where}"
+            return f" ({os.path.basename(path)}, line {frame.lineno})"
+    return ""
 
 
 def load_submission(path: str) -> types.ModuleType:
     """Import the learner's file as a fresh module (its ``if __name__ == "__main__":`` block does not run).
+
+    This runs the learner's code in the calling process: :func:`grade_file` calls it
+    only in a child process.
 
     Raises:
         SubmissionError: the file is missing or unreadable, has a syntax error, or
@@ -418,7 +639,40 @@ def _as_grads(result, names: tuple):
     return tuple(result), ""
 
 
-def _grade_tensor(case: str, name: str, given, numeric, engine) -> TensorGrade:
+def describe_index(name: str, index, shape: tuple, gates: tuple = (), time_axis: int | None = None) -> str:
+    """Name one element so that a learner can act on it: ``dWx[0, 15]: gate g, unit 0`` or ``dx[1, 3, 0]: t=3``.
+
+    Args:
+        name: the tensor's name.
+        index: the element's index.
+        shape: the tensor's shape.
+        gates: the gate names when the last axis holds ``len(gates)`` blocks of ``H`` columns.
+        time_axis: the axis of the time steps, for a sequence gradient.
+    """
+    index = tuple(int(i) for i in index)
+    where = []
+    if time_axis is not None:
+        where.append(f"t={index[time_axis]}")
+    if gates and shape and shape[-1] % len(gates) == 0:
+        hidden = shape[-1] // len(gates)
+        where.append(f"gate {gates[index[-1] // hidden]}, unit {index[-1] % hidden}")
+    return f"{name}[{', '.join(map(str, index))}]" + (f": {', '.join(where)}" if where else "")
+
+
+def _not_finite(name: str, values, shape: tuple, gates: tuple, time_axis: int | None) -> str:
+    """Count the NaN and inf and locate the one a backward pass meets first (the latest time step)."""
+    xp = backend.numpy
+    bad = xp.argwhere(~xp.isfinite(values))
+    if time_axis is not None:  # backpropagation through time computes the last step first
+        bad = bad[xp.argsort(-bad[:, time_axis], kind="stable")]
+    first = tuple(bad[0])
+    counts = [f"{int(xp.isnan(values).sum())} NaN", f"{int(xp.isinf(values).sum())} inf"]
+    return (f"not finite: {' and '.join(counts)}; {'NaN' if xp.isnan(values[first]) else 'inf'} at "
+            f"{describe_index(name, first, shape, gates, time_axis)}")
+
+
+def _grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = (),
+                  time_axis: int | None = None) -> TensorGrade:
     xp = backend.numpy
     shape = tuple(numeric.shape)
     try:
@@ -431,24 +685,143 @@ def _grade_tensor(case: str, name: str, given, numeric, engine) -> TensorGrade:
     if row.analytic.size == 0:
         return TensorGrade(case, name, shape, 0.0, 0.0, True)
     expected = backend.to_numpy(engine).astype(xp.float64)
-    diff = float(xp.abs(row.analytic - expected).max()) if xp.all(xp.isfinite(row.analytic)) else float("inf")
+    finite = bool(xp.all(xp.isfinite(row.analytic)))
+    diff = float(xp.abs(row.analytic - expected).max()) if finite else float("inf")
     limit = ENGINE_TOL * max(1.0, float(xp.abs(expected).max()))
     ok = row.ok and diff <= limit
     problem = ""
-    if not xp.all(xp.isfinite(row.analytic)):
-        problem = "not finite (NaN or inf)"
+    if not finite:
+        problem = _not_finite(name, row.analytic, shape, gates, time_axis)
     elif not row.ok:
-        problem = (f"worst at {list(row.worst_index)}: yours {row.analytic_value:+.6e}, "
-                   f"finite differences {row.numeric_value:+.6e}")
+        problem = (f"worst at {describe_index(name, row.worst_index, shape, gates, time_axis)}; "
+                   f"yours {row.analytic_value:+.6e}, finite differences {row.numeric_value:+.6e}")
     elif not ok:
         worst = tuple(int(i) for i in xp.unravel_index(int(xp.argmax(xp.abs(row.analytic - expected))), shape))
-        problem = (f"differs from npseq at {list(worst)}: yours {float(row.analytic[worst]):+.6e}, "
-                   f"npseq {float(expected[worst]):+.6e}")
-    return TensorGrade(case, name, shape, row.max_rel_error, diff, ok, problem)
+        problem = (f"differs from npseq at {describe_index(name, worst, shape, gates, time_axis)}; "
+                   f"yours {float(row.analytic[worst]):+.6e}, npseq {float(expected[worst]):+.6e}")
+    step = None if ok or time_axis is None else first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL)
+    return TensorGrade(case, name, shape, row.max_rel_error, diff, ok, problem, step)
 
 
-def grade_function(exercise: Exercise, fn, path: str) -> FunctionGrade:
-    """Grade one learner function (``fn``; ``None`` when the file does not define it) in every case."""
+def _source_of_wrong_step(fn, exercise: Exercise, case: Case, douts, grad_index: int, step: int, time_axis: int):
+    """Tell apart a step wrong by itself from one handed a wrong gradient: ``"own"``, ``"handed back"`` or None.
+
+    The learner's backward runs again with the upstream gradient zeroed after ``step``: a
+    correct recurrence then hands nothing back to ``step``, so if the learner's gradient at
+    ``step`` is now right, the error came from the later step (``None``: the rerun failed).
+    """
+    xp = backend.numpy
+    probe = tuple(d.copy() for d in douts)
+    later = [slice(None)] * probe[0].ndim
+    later[exercise.upstream_time_axis] = slice(step + 1, None)
+    probe[0][tuple(later)] = 0
+    try:
+        given = _as_grads(_call(fn, case, probe), exercise.grads)[0]
+        mine = xp.take(backend.to_numpy(given[grad_index]).astype(xp.float64), step, axis=time_axis)
+    except (Exception, SystemExit):  # the first run already reported whatever this one would
+        return None
+    engine = _as_grads(_call(exercise.engine, case, probe), exercise.grads)[0][grad_index]
+    reference = xp.take(backend.to_numpy(engine).astype(xp.float64), step, axis=time_axis)
+    if mine.shape != reference.shape:
+        return None
+    right = bool(xp.all(xp.isfinite(mine))) and (mine.size == 0 or
+                                                 float(gradient_error(mine, reference).max()) < DEFAULT_TOL)
+    return "handed back" if right else "own"
+
+
+class _LearnerExit(Exception):
+    """The learner's code called ``sys.exit``: the whole function scores 0."""
+
+
+# ------------------------------------------------------------------- honesty
+def npseq_backward_names() -> tuple:
+    """The names whose use :func:`grade_file` flags: npseq's backward functions and gradient-returning losses.
+
+    They are those of :mod:`npseq.functional` and the decoder step of :mod:`npseq.exercises`.
+    """
+    names = {name for name in dir(F) if name.endswith("_backward") and callable(getattr(F, name))}
+    return tuple(sorted(names | {"softmax_loss", "temporal_softmax_loss", "bahdanau_decoder_step_backward"}))
+
+
+def _watched_module(name: str) -> bool:
+    return name in ("npseq.functional", "npseq.exercises") or name.startswith("npseq.functional.")
+
+
+class _NpseqCallWatch:
+    """Records which npseq backward functions the learner's code calls while it is graded.
+
+    Every module of :mod:`npseq.functional` (and :mod:`npseq.exercises`) gets its backward functions replaced by
+    wrappers before the learner's file is imported (so whatever the file imports is a
+    wrapper); a wrapper records its name only while :attr:`active` (during the learner's
+    call) and only for the outermost call (npseq's backward calling its own helpers is
+    not the learner's doing).
+    """
+
+    def __init__(self):
+        self.active = False
+        self.calls = set()
+        self._depth = 0
+
+    def install(self) -> None:
+        names = set(npseq_backward_names())
+        wrappers = {}
+        for module_name, module in list(sys.modules.items()):
+            if not _watched_module(module_name):
+                continue
+            for name in names & set(vars(module)):
+                original = getattr(module, name)
+                if id(original) not in wrappers:
+                    wrappers[id(original)] = self._wrap(original)
+                setattr(module, name, wrappers[id(original)])
+
+    def _wrap(self, original):
+        watch = self
+
+        @functools.wraps(original)
+        def recorded(*args, **kwargs):
+            if watch.active and watch._depth == 0:
+                watch.calls.add(f"{original.__module__}.{original.__name__}")
+            watch._depth += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                watch._depth -= 1
+        return recorded
+
+    def run(self, fn, *args):
+        """Call the learner's ``fn`` with recording on."""
+        self.active = True
+        try:
+            return fn(*args)
+        finally:
+            self.active = False
+
+
+def scan_imports(path: str) -> list:
+    """Lines of the learner's file that import or name one of :func:`npseq_backward_names` (read, not run)."""
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = set(npseq_backward_names())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "npseq":
+            for alias in node.names:
+                if alias.name in names or alias.name == "*":
+                    found.append((node.lineno, f"line {node.lineno}: imports {alias.name} from {node.module}"))
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            found.append((node.lineno, f"line {node.lineno}: uses {ast.unparse(node)}"))
+    return [text for _, text in sorted(set(found))]
+
+
+def grade_function(exercise: Exercise, fn, path: str, watch: _NpseqCallWatch | None = None) -> FunctionGrade:
+    """Grade one learner function (``fn``; ``None`` when the file does not define it) in every case.
+
+    This runs the learner's code in the calling process; :func:`grade_file` calls it in a child.
+    """
+    watch = watch or _NpseqCallWatch()
     grade = FunctionGrade(exercise.name, exercise.signature, attempted=fn is not None,
                           total=len(exercise.cases) * len(exercise.grads),
                           cases=tuple(case.label for case in exercise.cases))
@@ -458,16 +831,21 @@ def grade_function(exercise: Exercise, fn, path: str) -> FunctionGrade:
         grade.problems.append(CaseProblem("all cases", "error", f"{exercise.name} is not a function "
                                                                 f"(it is of type {type(fn).__name__})"))
         return grade
-    if getattr(fn, "__module__", "").startswith("npseq"):
-        grade.note = f"this is npseq's own {fn.__module__}.{getattr(fn, '__name__', exercise.name)}, imported"
+    time_axes = dict(exercise.time_axes)
     for case in exercise.cases:
-        douts = _upstream(case.forward(**case.make_inputs())[:case.outputs], case.seed)
+        outputs = case.forward(**case.make_inputs())[:case.outputs]
+        # a loss function returns dLoss/dx itself: the upstream gradient of its loss is 1
+        douts = tuple(backend.xp.ones_like(out) for out in outputs) if case.returns_loss else \
+            _upstream(outputs, case.seed)
         try:
-            result = _call(fn, case, douts)
+            result = _call(functools.partial(watch.run, fn), case, douts)
         except NotImplementedError as exc:
             grade.problems.append(CaseProblem(case.label, "not implemented", _describe(exc, path)))
             continue
-        except (Exception, SystemExit) as exc:
+        except SystemExit as exc:
+            raise _LearnerExit(f"sys.exit: {exercise.name} called sys.exit({exc.code!r})"
+                               f"{_learner_line(exc, path)}") from None
+        except Exception as exc:
             grade.problems.append(CaseProblem(case.label, "error", _describe(exc, path)))
             continue
         grads, why = _as_grads(result, exercise.grads)
@@ -475,35 +853,162 @@ def grade_function(exercise: Exercise, fn, path: str) -> FunctionGrade:
             grade.problems.append(CaseProblem(case.label, "error", why))
             continue
         numeric = _numerical_grads(case, douts)
+        targets = case.wrt
+        if case.returns_loss:  # the loss itself is checked against the forward's value
+            numeric["loss"], targets = outputs[0], ("loss",) + case.wrt
         engine = _as_grads(_call(exercise.engine, case, douts), exercise.grads)[0]
-        for name, input_name, given, expected in zip(exercise.grads, case.wrt, grads, engine):
-            grade.rows.append(_grade_tensor(case.label, name, given, numeric[input_name], expected))
+        for index, (name, input_name, given, expected) in enumerate(zip(exercise.grads, targets, grads, engine)):
+            gates = exercise.gates if name in exercise.gated else ()
+            row = _grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name))
+            if row.first_wrong_step is not None:
+                steps, source = row.shape[time_axes[name]], None
+                if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:
+                    source = _source_of_wrong_step(functools.partial(watch.run, fn), exercise, case, douts, index,
+                                                   row.first_wrong_step, time_axes[name])
+                row.problem += f"; {step_report(row.first_wrong_step, steps, source)}"
+            grade.rows.append(row)
+    grade.npseq_calls = tuple(sorted(watch.calls))
+    if grade.npseq_calls:
+        grade.note = f"honesty: its code called npseq's own {', '.join(grade.npseq_calls)}"
     return grade
 
 
-def grade_file(path: str, only=None) -> GradeReport:
+# ----------------------------------------------------------------- isolation
+def _limit_memory(megabytes) -> None:
+    """Cap the address space at what the process holds now plus ``megabytes`` (where ``resource`` exists)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no limit
+        return
+    if not megabytes or not hasattr(resource, "RLIMIT_AS"):
+        return
+    try:
+        with open("/proc/self/statm") as handle:
+            in_use = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        in_use = 0
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = in_use + int(megabytes) * 2 ** 20
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _child(connection, path: str, name, quiet: bool, memory_mb) -> None:
+    """In the child process: import the file, grade ``name`` (or only list the names defined), send the answer."""
+    if quiet:  # the learner's prints must not end up inside a JSON report on stdout
+        os.dup2(2, 1)
+    faulthandler.disable()  # a crash is reported in one line, not with the grader's own stack dump
+    try:
+        _limit_memory(memory_mb)
+        watch = _NpseqCallWatch()
+        watch.install()
+        module = load_submission(path)
+        if name is None:
+            answer = ("loaded", [exercise for exercise in NAMES if hasattr(module, exercise)])
+        else:
+            answer = ("graded", grade_function(EXERCISE_BY_NAME[name], getattr(module, name, None), path, watch))
+    except SubmissionError as exc:
+        answer = ("unloadable", str(exc))
+    except _LearnerExit as exc:
+        answer = ("failed", str(exc))
+    except BaseException as exc:  # a learner's KeyboardInterrupt, or a MemoryError outside a case
+        answer = ("failed", f"crashed: {_describe(exc, path)}")
+    connection.send(answer)
+    connection.close()
+
+
+def _context():
+    # fork starts a child in milliseconds with npseq already imported; spawn where there is no fork
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
+
+
+def _isolated(path: str, name, timeout: float, memory_mb, quiet: bool) -> tuple:
+    """Run :func:`_child` with a time limit; returns its answer, or ``("failed", why)``."""
+    context = _context()
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(sender, path, name, quiet, memory_mb), daemon=True)
+    what = "importing the file" if name is None else name
+    process.start()
+    sender.close()
+    try:
+        if receiver.poll(timeout):
+            try:
+                return receiver.recv()
+            except (EOFError, OSError):  # the child ended without answering
+                pass
+        else:
+            return ("failed", f"time limit: {what} did not finish within {timeout:g} s (an endless loop?)")
+        process.join(timeout=10)
+        code = process.exitcode
+        if code is not None and code < 0:
+            try:
+                signame = signal.Signals(-code).name
+            except ValueError:
+                signame = f"signal {-code}"
+            return ("failed", f"crashed: the process running {what} died of {signame}")
+        return ("failed", f"exited: the process running {what} ended with exit code {code} (os._exit?) "
+                          f"before answering")
+    finally:
+        receiver.close()
+        if process.is_alive():
+            process.kill()
+        process.join()
+
+
+def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
+               quiet: bool = False) -> GradeReport:
     """Import the learner's file and grade every exercise function (or those named in ``only``).
+
+    The import and each function run in their own child process, under ``timeout`` and
+    ``memory_mb`` (see the module docstring), so nothing the learner's code does can stop
+    the grading of the other functions.
 
     Args:
         path: a Python file defining some of :data:`NAMES`.
         only: ``None`` (all exercises) or an iterable of names from :data:`NAMES`.
+        timeout: seconds for the import and for each function (all its cases).
+        memory_mb: megabytes the child may add to its address space; ``None`` or 0 for no limit.
+        quiet: send what the learner's code prints to standard error instead of standard output.
 
     Returns:
         A :class:`GradeReport` (``.score`` in percent, ``.ok``, ``report[name]``; prints as tables).
 
     Raises:
         SubmissionError: the file cannot be imported (one-line message).
-        ValueError: ``only`` names something that is not an exercise.
+        ValueError: ``only`` names something that is not an exercise, or ``timeout`` is not positive.
     """
     names = list(NAMES) if only is None else list(dict.fromkeys(only))
     unknown = [name for name in names if name not in NAMES]
     if unknown:
         raise ValueError(f"only: expected names from {list(NAMES)}, got {unknown}")
-    module = load_submission(path)
+    if not timeout > 0:
+        raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
+    started = time.monotonic()
     learner_path = os.path.abspath(path)
-    functions = [grade_function(exercise, getattr(module, exercise.name, None), learner_path)
-                 for exercise in EXERCISES if exercise.name in names]
-    return GradeReport(path, functions)
+    if not os.path.isfile(learner_path):
+        raise SubmissionError(f"no such file: {path}")
+    kind, answer = _isolated(learner_path, None, timeout, memory_mb, quiet)
+    if kind != "loaded":
+        raise SubmissionError(answer if kind == "unloadable" else
+                              f"cannot import {os.path.basename(path)}: {answer}")
+    defined = set(answer)
+    functions = []
+    for exercise in EXERCISES:
+        if exercise.name not in names:
+            continue
+        if exercise.name not in defined:
+            functions.append(grade_function(exercise, None, learner_path))
+            continue
+        kind, answer = _isolated(learner_path, exercise.name, timeout, memory_mb, quiet)
+        if kind == "graded":
+            functions.append(answer)
+        else:
+            grade = grade_function(exercise, None, learner_path)
+            grade.attempted, grade.failure = True, answer
+            functions.append(grade)
+    return GradeReport(path, functions, scan_imports(learner_path), time.monotonic() - started)
 
 
 # ------------------------------------------------------------------------ CLI
@@ -514,26 +1019,80 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}")
+        return value
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="npseq grade",
                      description="Grade the backward functions in a course exercise file against finite "
-                                 "differences and npseq's own backward. Exit code 0 at 100%%, 1 below, "
+                                 "differences and npseq's own backward, each in a child process with a time "
+                                 "limit. Exit code 0 when every function is correct, 1 when some are not, "
                                  "2 when the file cannot be graded.")
     parser.add_argument("file", help="the learner's Python file (defines some of: " + ", ".join(NAMES) + ")")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
                         help="grade only this function (repeatable); the score counts only these")
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="text: tables (default); json: one JSON object on stdout; gradescope: write "
+                             "Gradescope's results.json (see --results) and print the tables")
+    parser.add_argument("--results", default="results.json", metavar="PATH",
+                        help="where --format gradescope writes (default: results.json; on Gradescope "
+                             "/autograder/results/results.json)")
+    parser.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"time limit for the import and for each function (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--memory-mb", type=_positive(int), default=DEFAULT_MEMORY_MB, metavar="MB",
+                        help=f"memory each function may add, where the platform allows a limit "
+                             f"(default {DEFAULT_MEMORY_MB})")
     return parser
 
 
+def _write_json(path: str, data: dict) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+        handle.write("\n")
+
+
 def main(argv=None) -> int:
-    """``npseq grade FILE [--only NAME ...]``: print the report; return the exit code."""
+    """``npseq grade FILE [--only NAME ...] [--format F] [--timeout S]``: report; return the exit code."""
     args = build_parser().parse_args(argv)
+    machine = args.format != "text"
     try:
-        report = grade_file(args.file, only=args.only)
+        report = grade_file(args.file, only=args.only, timeout=args.timeout, memory_mb=args.memory_mb,
+                            quiet=machine)
     except SubmissionError as exc:
-        print(f"npseq grade: {exc}", file=sys.stderr, flush=True)
+        message = f"npseq grade: {exc}"
+        if args.format == "json":
+            print(json.dumps({"file": args.file, "error": str(exc), "score": 0.0, "all_correct": False}), flush=True)
+        elif args.format == "gradescope":
+            try:
+                _write_json(args.results, {"score": 0.0, "output": message, "visibility": "visible", "tests": []})
+            except OSError as write_error:
+                print(f"npseq grade: --results: cannot write {args.results} ({write_error.strerror})",
+                      file=sys.stderr, flush=True)
+        print(message, file=sys.stderr, flush=True)
         return 2
-    print(report, flush=True)
+    if args.format == "json":
+        print(json.dumps(report.to_dict()), flush=True)
+    else:
+        print(report, flush=True)
+    if args.format == "gradescope":
+        try:
+            _write_json(args.results, report.gradescope())
+        except OSError as exc:
+            print(f"npseq grade: --results: cannot write {args.results} ({exc.strerror})", file=sys.stderr,
+                  flush=True)
+            return 2
+        print(f"wrote {args.results}", flush=True)
     return 0 if report.ok else 1
 
 

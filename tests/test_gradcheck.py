@@ -4,7 +4,7 @@ import pytest
 
 from npseq import functional as F
 from npseq import nn
-from npseq.gradcheck import check_function, check_module, numerical_gradient, rel_error
+from npseq.gradcheck import check_function, check_module, first_wrong_step, numerical_gradient, rel_error, step_report
 
 
 def affine_backward_with_planted_bug(dout, cache):
@@ -81,3 +81,71 @@ def test_rel_error_is_the_cs231n_measure():
     assert rel_error(np.array([1.0]), np.array([3.0])) == pytest.approx(0.5)
     with pytest.raises(ValueError, match=r"b: expected shape \(2,\) \(the shape of a\), got \(3,\)"):
         rel_error(np.zeros(2), np.zeros(3))
+
+
+def _rnn_backward_planted(corrupt):
+    """npseq's rnn_backward loop with ``corrupt(t, g, dprev_h) -> (g, dprev_h)`` applied at each step."""
+    def backward(dh, cache):
+        delta, dxs, dWx, dWh, db = np.zeros_like(cache.h_last), [], 0, 0, 0
+        for t in reversed(range(dh.shape[1])):
+            m = cache.mask[:, t, None]
+            g = delta + m * dh[:, t]
+            g, _ = corrupt(t, g, None)
+            dx_t, dprev_h, dWx_t, dWh_t, db_t = F.rnn_step_backward(m * g, cache.steps[t])
+            _, dprev_h = corrupt(t, None, dprev_h)
+            delta = dprev_h + (1 - m) * g
+            dxs.insert(0, dx_t)
+            dWx, dWh, db = dWx + dWx_t, dWh + dWh_t, db + db_t
+        return np.stack(dxs, axis=1), delta, dWx, dWh, db
+    return backward
+
+
+def _rnn_inputs(seed=0, n=2, t=6, d=3, h=4):
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((n, t, d)), "h0": rng.standard_normal((n, h)),
+            "Wx": 0.5 * rng.standard_normal((d, h)), "Wh": 0.5 * rng.standard_normal((h, h)),
+            "b": rng.standard_normal(h)}
+
+
+def test_a_sequence_gradient_reports_the_first_wrong_step_walking_back():
+    def wrong_step_3(t, g, dprev_h):  # step 3 scales its own gradient: dx is wrong at t = 3, 2, 1, 0
+        return (g * 1.5 if g is not None and t == 3 else g), dprev_h
+
+    def wrong_hand_back_from_3(t, g, dprev_h):  # only what step 3 hands back is wrong: dx wrong at t < 3
+        return g, (-dprev_h if dprev_h is not None and t == 3 else dprev_h)
+
+    for corrupt, step in ((wrong_step_3, 3), (wrong_hand_back_from_3, 2)):
+        report = check_function(F.rnn_forward, _rnn_backward_planted(corrupt), _rnn_inputs(),
+                                ["x", "h0", "Wx", "Wh", "b"], time_axes={"x": 1})
+        row = report["x"]
+        assert not row.ok and (row.first_wrong_step, row.num_steps) == (step, 6)
+        assert report["h0"].first_wrong_step is None  # no time axis named: no step report
+        assert f"first wrong at t={step} (of 0..5, walking back from t=5" in report.table()
+    assert step_report(2, 6) == ("first wrong at t=2 (of 0..5, walking back from t=5; t=5..3 agree): the error "
+                                 "enters at the step that handles t=2, or in the gradient that step t=3 hands back "
+                                 "to it")
+    assert step_report(5, 6).startswith("first wrong at t=5 (of 0..5), the last step")
+    correct = check_function(F.rnn_forward, F.rnn_backward, _rnn_inputs(), ["x", "h0", "Wx", "Wh", "b"],
+                             time_axes={"x": 1})
+    assert correct.ok and correct["x"].first_wrong_step is None
+
+
+def test_first_wrong_step_finds_nan_and_needs_equal_shapes():
+    reference = np.ones((2, 5, 3))
+    analytic = reference.copy()
+    assert first_wrong_step(analytic, reference) is None
+    analytic[1, 1, 2] = np.nan
+    analytic[0, 0, 0] = 7.0
+    assert first_wrong_step(analytic, reference) == 1
+    assert first_wrong_step(analytic.transpose(1, 0, 2), reference.transpose(1, 0, 2), time_axis=0) == 1
+    with pytest.raises(ValueError, match=r"reference: expected shape \(2, 5, 3\)"):
+        first_wrong_step(analytic, reference[:, :4])
+
+
+def test_step_report_says_which_side_of_the_step_the_error_comes_from():
+    assert step_report(2, 6, "own").endswith("the error enters at step t=2 itself (it stays wrong with no upstream "
+                                             "gradient after t=2)")
+    assert step_report(2, 6, "handed back").endswith("the error enters in the gradient that step t=3 hands back "
+                                                     "to t=2 (with no upstream gradient after t=2, t=2 is right)")
+    with pytest.raises(ValueError, match=r"source: expected None or one of \('own', 'handed back'\), got 'x'"):
+        step_report(2, 6, "x")

@@ -1,4 +1,5 @@
 """The course grader: it scores skeletons 0, npseq's own backward 100, and pinpoints a planted bug."""
+import json
 import pathlib
 import subprocess
 import sys
@@ -6,6 +7,7 @@ import textwrap
 
 import pytest
 
+from npseq import exercises as npseq_exercises
 from npseq import functional as F
 from npseq.grade import EXERCISES, NAMES, SubmissionError, grade_file, main
 
@@ -13,8 +15,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SKELETON = ROOT / "tutorials" / "exercises" / "backprop_exercises.py"
 
 ENGINE = """\
+from npseq.exercises import bahdanau_decoder_step_backward
 from npseq.functional import (rnn_step_backward, lstm_step_backward, gru_step_backward,
-                              masked_softmax_backward, additive_attention_backward)
+                              masked_softmax_backward, additive_attention_backward, rnn_backward, lstm_backward,
+                              word_embedding_backward, temporal_softmax_loss)
 """
 
 PLANTED = ENGINE + """
@@ -43,7 +47,7 @@ def test_the_shipped_skeleton_scores_zero_and_says_not_implemented(capsys):
     out = capsys.readouterr().out
     assert out.count("not implemented, 0 points") == len(NAMES)
     assert "NotImplementedError" in out and "backprop_exercises.py, line" in out
-    assert out.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
+    assert out.rstrip().endswith("score: 0.00 / 10 points = 0.0%")
 
 
 def test_npseq_own_functions_score_100(tmp_path, capsys):
@@ -57,7 +61,7 @@ def test_npseq_own_functions_score_100(tmp_path, capsys):
         assert "npseq's own" in function.note  # an instructor sees that nothing was written by hand
     assert main([str(path)]) == 0
     out = capsys.readouterr().out
-    assert "FAIL" not in out and "score: 5.00 / 5 points = 100.0%  -- all correct" in out
+    assert "FAIL" not in out and "score: 10.00 / 10 points = 100.0%  -- all correct" in out
     for label in ("reset_after=False", "reset_after=True", "valid_lens=[4, 1, 0] (a zero-length row)",
                   "valid_lens per query (N, Q) with a 0, dweights given"):
         assert label in out
@@ -71,10 +75,10 @@ def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     wrong = [row for row in gru.rows if not row.ok]
     assert [(row.case.split(",")[0], row.tensor) for row in wrong] == [("reset_after=False", "dWh"),
                                                                       ("reset_after=True", "dWh")]
-    assert all("worst at [1, 2]" in row.problem and row.fd_error > 0.5 for row in wrong)
+    assert all("worst at dWh[1, 2]: gate r, unit 2; yours" in row.problem and row.fd_error > 0.5 for row in wrong)
     assert gru.points == pytest.approx(10 / 12)
     assert all(f.status == "correct" for f in report.functions if f.name != "gru_step_backward")
-    assert 0 < report.score < 100 and report.score == pytest.approx(100 * (4 + 10 / 12) / 5)
+    assert 0 < report.score < 100 and report.score == pytest.approx(100 * (9 + 10 / 12) / 10)
 
     assert main([str(path)]) == 1
     out = capsys.readouterr().out
@@ -82,7 +86,7 @@ def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     fail_lines = [line for line in section.splitlines() if "FAIL" in line]
     assert len(fail_lines) == 2 and all(" dWh " in line and "[1, 2]" in line for line in fail_lines)
     assert "10/12 tensors correct, 0.83 points" in section
-    assert "score: 4.83 / 5 points = 96.7%" in out
+    assert "score: 9.83 / 10 points = 98.3%" in out
 
 
 def test_learner_mistakes_are_reported_per_case_and_never_crash_the_grader(tmp_path):
@@ -132,7 +136,7 @@ def test_learner_mistakes_are_reported_per_case_and_never_crash_the_grader(tmp_p
     attention = report["additive_attention_backward"].problems
     assert {p.message for p in attention} == {
         "returned 5 values, expected 6 (dqueries, dkeys, dvalues, dWq, dWk, dwv)"}
-    assert report.score == pytest.approx(100 * (8 / 12 + 0.5) / 5)
+    assert report.score == pytest.approx(100 * (8 / 12 + 0.5) / 10)
     text = str(report)
     assert "NOT IMPLEMENTED: NotImplementedError: later (learner.py, line 14)" in text
     assert "ERROR: ValueError: matmul" in text
@@ -142,12 +146,13 @@ def test_missing_functions_are_listed_as_not_attempted(tmp_path, capsys):
     path = write(tmp_path, "from npseq.functional import masked_softmax_backward\n")
     report = grade_file(path)
     assert report.missing == [name for name in NAMES if name != "masked_softmax_backward"]
-    assert report.score == pytest.approx(20.0)
+    assert report.score == pytest.approx(10.0)
     assert main([str(path)]) == 1
     out = capsys.readouterr().out
-    assert out.count("not attempted (not defined in the file), 0 points") == 4
+    assert out.count("not attempted (not defined in the file), 0 points") == len(NAMES) - 1
     assert "not attempted (0 points): rnn_step_backward, lstm_step_backward, gru_step_backward, " \
-           "additive_attention_backward" in out
+           "additive_attention_backward, rnn_backward, lstm_backward, word_embedding_backward, " \
+           "temporal_softmax_loss, bahdanau_decoder_step_backward" in out
 
 
 def test_only_grades_the_named_functions(tmp_path, capsys):
@@ -211,10 +216,10 @@ def test_python_dash_m_npseq_grade_runs_as_a_program(tmp_path):
     result = subprocess.run([sys.executable, "-m", "npseq.grade", str(path)], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.rstrip().endswith("score: 5.00 / 5 points = 100.0%  -- all correct")
-    # The skeleton grades itself when run as a script, without failing the shell.
+    assert result.stdout.rstrip().endswith("score: 10.00 / 10 points = 100.0%  -- all correct")
+    # The skeleton grades itself when run as a script, with the grader's exit code.
     result = subprocess.run([sys.executable, str(SKELETON)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0 and result.stdout.rstrip().endswith("score: 0.00 / 5 points = 0.0%")
+    assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 10 points = 0.0%")
 
 
 # The skeleton tells learners which cache fields they get; if a cache changes, so must it.
@@ -228,6 +233,11 @@ DOCUMENTED_FIELDS = {
     "additive_attention_backward": {"": [("keys", "Wk", "projected")],
                                     "projected.": [("queries", "Wq", "wv", "features", "pooling")],
                                     "projected.pooling.": [("values", "softmax", "dropout", "pooled")]},
+    "rnn_backward": {"": [("steps", "mask", "h_last")]},
+    "lstm_backward": {"": [("steps", "mask", "h_last", "c_last")]},
+    "word_embedding_backward": {"": [("x", "W")]},
+    "temporal_softmax_loss": {},  # takes its inputs, no cache
+    "bahdanau_decoder_step_backward": {"": [("attention", "gru", "context")]},
 }
 
 
@@ -250,4 +260,75 @@ def test_the_skeleton_documents_every_cache_field(exercise):
     assert seen == {(prefix, fields) for prefix, allowed in DOCUMENTED_FIELDS[exercise.name].items()
                     for fields in allowed}  # every kind of cache is met by some case
     assert f"def {exercise.signature}:" in source  # the engine's signature, exactly
-    assert exercise.engine is getattr(F, exercise.name)
+    assert exercise.engine is getattr(F, exercise.name, None) or exercise.engine is getattr(npseq_exercises,
+                                                                                             exercise.name)
+
+
+OWN_LSTM_STEP = """\
+import numpy as np
+
+
+def lstm_step_backward(dnext_h, dnext_c, cache):
+    i, f, o, g, tanh_c = cache.i, cache.f, cache.o, cache.g, cache.tanh_c
+    dc = dnext_c + dnext_h * o * (1 - tanh_c ** 2)
+    da = np.concatenate([dc * g * i * (1 - i), dc * cache.prev_c * f * (1 - f),
+                         dnext_h * tanh_c * o * (1 - o), SIGN * dc * i * (1 - g ** 2)], axis=1)
+    return (da @ cache.Wx.T, da @ cache.Wh.T, dc * f, cache.x.T @ da, cache.prev_h.T @ da, da.sum(axis=0))
+"""
+
+
+def test_a_sign_flip_in_the_g_gate_is_reported_as_gate_g(tmp_path):
+    path = write(tmp_path, "SIGN = -1\n" + OWN_LSTM_STEP)
+    lstm = grade_file(path, only=["lstm_step_backward"])["lstm_step_backward"]
+    wrong = {(row.case, row.tensor): row.problem for row in lstm.rows if not row.ok}
+    assert {tensor for _, tensor in wrong} == {"dx", "dprev_h", "dWx", "dWh", "db"}
+    for (case, tensor), problem in wrong.items():
+        if tensor in ("dWx", "dWh", "db"):  # H=5 in the first case: columns 15..19 are gate g
+            assert ": gate g, unit " in problem, problem
+        else:
+            assert "gate" not in problem, problem
+    assert "worst at db[" in wrong[("N=3 D=4 H=5", "db")] and "gate g" in wrong[("N=1 D=2 H=2", "dWx")]
+    right = grade_file(write(tmp_path, "SIGN = 1\n" + OWN_LSTM_STEP, "right.py"), only=["lstm_step_backward"])
+    assert right.ok and not right.flagged and "honesty" not in str(right)
+
+
+def test_nan_and_inf_are_located(tmp_path):
+    path = write(tmp_path, """\
+        import numpy as np
+        from npseq import functional as F
+
+        def gru_step_backward(dnext_h, cache):
+            dx, dprev_h, dWx, dWh, dbx, dbh = F.gru_step_backward(dnext_h, cache)
+            dWx[1, 7] = np.nan  # H=5: column 7 is gate z, unit 2
+            dbh[11] = np.inf
+            return dx, dprev_h, dWx, dWh, dbx, dbh
+        """)
+    gru = grade_file(path, only=["gru_step_backward"])["gru_step_backward"]
+    problems = {row.tensor: row.problem for row in gru.rows if not row.ok and row.case.startswith("reset_after=F")}
+    assert problems == {"dWx": "not finite: 1 NaN and 0 inf; NaN at dWx[1, 7]: gate z, unit 2",
+                        "dbh": "not finite: 0 NaN and 1 inf; inf at dbh[11]: gate n, unit 1"}
+
+
+def test_a_wrapper_around_npseq_backward_is_flagged_even_when_hidden(tmp_path, capsys):
+    path = write(tmp_path, """\
+        import npseq.functional as F
+
+        def lstm_step_backward(dnext_h, dnext_c, cache):
+            return F.lstm_step_backward(dnext_h, dnext_c, cache)
+
+        def rnn_step_backward(dnext_h, cache):
+            return getattr(F, "rnn_step" + "_backward")(dnext_h, cache)  # no name to read in the source
+        """)
+    report = grade_file(path, only=["lstm_step_backward", "rnn_step_backward"])
+    assert report.ok and report.score == 100 and report.flagged  # flagged, not penalised
+    assert report.honesty == ["line 4: uses F.lstm_step_backward"]
+    assert report["lstm_step_backward"].npseq_calls == ("npseq.functional.recurrent.lstm_step_backward",)
+    assert report["rnn_step_backward"].npseq_calls == ("npseq.functional.recurrent.rnn_step_backward",)
+    only = ["--only", "lstm_step_backward", "--only", "rnn_step_backward"]
+    assert main([str(path), "--format", "json"] + only) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["flagged"] and data["honesty"] == ["line 4: uses F.lstm_step_backward"]
+    assert [e["npseq_calls"] for e in data["exercises"]] == [["npseq.functional.recurrent.rnn_step_backward"],
+                                                                 ["npseq.functional.recurrent.lstm_step_backward"]]
+    assert main([str(path)] + only) == 0
+    assert "honesty note (the score is unchanged; the instructor decides)" in capsys.readouterr().out

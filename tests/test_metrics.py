@@ -1,5 +1,6 @@
 """BLEU (d2l's sentence score and sacreBLEU's corpus score) and perplexity."""
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -214,3 +215,12 @@ def test_perplexity_values_and_types():
 def test_perplexity_bad_arguments(args, error, match):
     with pytest.raises(error, match=match):
         perplexity(*args)
+
+
+def test_the_premise_of_tutorial_07_exercise_5_holds():
+    # The exercise asks why sentence BLEU is 0 from k = 3 on for this pair; it must be.
+    prompt = (pathlib.Path(__file__).resolve().parents[1] / "tutorials" / "07_search.py").read_text()
+    assert "Why is the score 0 from $k = 3$ on, although three of the\n#    four tokens match?" in prompt
+    scores = [bleu("il est bon .".split(), "il est calme .".split(), k) for k in (1, 2, 3, 4)]
+    assert scores[0] > scores[1] > 0 and scores[2] == scores[3] == 0
+    assert bleu("il est calme .".split(), "il est calme .".split(), 4) == 1  # only the whole sentence scores at k=4

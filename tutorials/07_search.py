@@ -405,7 +405,9 @@ for beam, alpha in ((1, 0.0), (2, 0.75), (3, 0.0), (3, 0.75), (5, 0.75)):
 # 4. Train the tiny model for 40 epochs instead of 10 and repeat the comparison of the
 #    searches. What happens to the differences between them, and why?
 # 5. Compute sentence BLEU for `il est bon .` against `il est calme .` with $k = 1, 2, 3, 4$
-#    by hand, then with `bleu`. Why is $k = 4$ not 0 even though no 3-gram matches?
-#    (Read the docstring of `bleu`.)
+#    by hand, then with `bleu`. Why is the score 0 from $k = 3$ on, although three of the
+#    four tokens match? What must a four-token prediction share with this label for $k = 4$
+#    to score above 0, and why does corpus BLEU, which adds up the n-gram matches of all
+#    sentences before dividing, rarely fall to 0 this way? (Read the docstring of `bleu`.)
 # 6. Show with a two-sentence corpus that corpus BLEU is not the mean of sentence BLEUs,
 #    even with equal weights: which sentence dominates the corpus score, and why?

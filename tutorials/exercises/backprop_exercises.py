@@ -1,4 +1,4 @@
-"""Backpropagation by hand: five backward passes of sequence models.
+"""Backpropagation by hand: ten backward passes of sequence models.
 
 Copy this file (e.g. to ``my_backprop.py``), replace each ``raise NotImplementedError``
 by your code, and grade it as often as you like:
@@ -16,8 +16,9 @@ own backward. Keep the signatures and the order of the returned gradients.
 
 Notation in the hints: ``*`` multiplies elementwise (with NumPy broadcasting),
 ``@`` is a matrix product, ``A^T`` a transpose, ``sum_n`` a sum over the batch
-axis. Shapes: N batch, D input features, H hidden units; attention: Q queries,
-K keys, Dq/Dk/Dv query/key/value features, h the scoring MLP's hidden size.
+axis. Shapes: N batch, T time steps, D input features, H hidden units, V vocabulary;
+attention: Q queries, K keys, Dq/Dk/Dv query/key/value features, h the scoring MLP's
+hidden size; the decoder step: E embedding, S source steps, H_enc encoder features.
 Gradient names mirror the forward's arguments: ``dWx`` is dLoss/dWx, and so on.
 The gradient of an array always has that array's shape.
 
@@ -28,11 +29,20 @@ Exercises, roughly easiest first:
 3. ``gru_step_backward``           a GRU step, both variants (reset gate before or after W_hn)
 4. ``masked_softmax_backward``     softmax over the valid keys only
 5. ``additive_attention_backward`` Bahdanau attention (uses exercise 4)
+6. ``rnn_backward``                backpropagation through time, with padding (uses exercise 1)
+7. ``lstm_backward``               the same for the LSTM (uses exercise 2)
+8. ``word_embedding_backward``     a lookup table, with repeated token ids
+9. ``temporal_softmax_loss``       the loss over padded sequences and its gradient
+10. ``bahdanau_decoder_step_backward``  attention and a GRU step end to end (uses 3 and 5)
+
+An exercise may call your own earlier functions (they are in this file).
 """
 import numpy as np  # noqa: F401 (you will need it)
 
+from npseq.exercises import bahdanau_decoder_step_forward  # noqa: F401
 from npseq.functional import (  # noqa: F401 (the forwards, to experiment with: their caches are your inputs)
-    additive_attention_forward, gru_step_forward, lstm_step_forward, masked_softmax, rnn_step_forward,
+    additive_attention_forward, gru_step_forward, lstm_forward, lstm_step_forward, masked_softmax, rnn_forward,
+    rnn_step_forward, word_embedding_forward,
 )
 
 
@@ -235,12 +245,152 @@ def additive_attention_backward(dcontext, cache, dweights=None):
         For the weight gradients, flatten: q.reshape(-1, Dq).T @ dq_p.reshape(-1, h).
         Until exercise 4 is done, npseq's own masked softmax backward can stand in:
         ``from npseq.functional import masked_softmax_backward as npseq_masked_softmax_backward``
-        (under another name: a name the grader grades must be your own).
+        (under another name: a name the grader grades must be your own). The grader
+        reports any use of npseq's backward functions to your instructor, so replace it
+        by your exercise 4 before you hand in.
     """
     raise NotImplementedError("additive_attention_backward: the equations are in the docstring")
 
 
+# ------------------------------------------------------------ 6. backpropagation through time
+def rnn_backward(dh, cache):
+    """Backward of a vanilla RNN over a padded sequence (backpropagation through time).
+
+    Forward, for t = 0 .. T-1, with the padding mask m_t = [t < valid_len] (N, 1):
+        h~_t = tanh(x_t @ Wx + h_{t-1} @ Wh + b)            (rnn_step_forward, exercise 1)
+        h_t  = m_t * h~_t + (1 - m_t) * h_{t-1}             (a padded step keeps the state)
+        y_t  = m_t * h~_t                                   (and outputs zeros)
+    The outputs y (N, T, H) are returned; h_{T-1} is each sequence's last valid state.
+
+    Args:
+        dh: (N, T, H) gradient of the loss with respect to the outputs y.
+        cache: npseq's ``RNNCache`` from ``rnn_forward(x, h0, Wx, Wh, b, valid_lens)``:
+            cache.steps   list of T ``RNNStepCache`` (exercise 1), one per step, for h~_t
+            cache.mask    (N, T)  m: 1.0 at valid steps, 0.0 at padding
+            cache.h_last  (N, H)  the final state (its gradient here is zero)
+
+    Returns:
+        dx (N, T, D), dh0 (N, H), dWx (D, H), dWh (H, H), db (H,).
+
+    Hints:
+        Walk back from t = T-1 with delta, the gradient reaching h_t from the later steps
+        (zeros before the last step):
+            g       = delta + m_t * dh[:, t]                   dL/dh_t
+            dx_t, dprev_h, dWx_t, dWh_t, db_t = rnn_step_backward(m_t * g, cache.steps[t])
+            delta   = dprev_h + (1 - m_t) * g                  a padded step passes g straight back
+        dh0 is the last delta; each weight's gradient is the sum over t of its steps'.
+        A row of all padding (valid_len 0) outputs only zeros, so its dx and dh0 are 0.
+    """
+    raise NotImplementedError("rnn_backward: the recurrence is in the docstring")
+
+
+# ------------------------------------------------------------------------ 7. LSTM over time
+def lstm_backward(dh, cache):
+    """Backward of an LSTM over a padded sequence; the cell state starts at zero.
+
+    Forward, for t = 0 .. T-1, with m_t = [t < valid_len] (N, 1) and c_{-1} = 0:
+        h~_t, c~_t = lstm_step_forward(x_t, h_{t-1}, c_{t-1}, Wx, Wh, b)   (exercise 2)
+        h_t = m_t * h~_t + (1 - m_t) * h_{t-1},   c_t = m_t * c~_t + (1 - m_t) * c_{t-1}
+        y_t = m_t * h~_t
+
+    Args:
+        dh: (N, T, H) gradient with respect to the outputs y.
+        cache: npseq's ``LSTMCache`` from ``lstm_forward(x, h0, Wx, Wh, b, valid_lens)``:
+            cache.steps   list of T ``LSTMStepCache`` (exercise 2)
+            cache.mask    (N, T)  m
+            cache.h_last  (N, H)  final hidden state
+            cache.c_last  (N, H)  final cell state
+
+    Returns:
+        dx (N, T, D), dh0 (N, H), dWx (D, 4H), dWh (H, 4H), db (4H,).
+
+    Hints:
+        Two running gradients this time, delta_h and delta_c (both zero before the last step):
+            g = delta_h + m_t * dh[:, t]
+            dx_t, dprev_h, dprev_c, ... = lstm_step_backward(m_t * g, m_t * delta_c, cache.steps[t])
+            delta_h = dprev_h + (1 - m_t) * g
+            delta_c = dprev_c + (1 - m_t) * delta_c
+        There is no dc0: the cell state starts at the constant zero.
+    """
+    raise NotImplementedError("lstm_backward: the recurrence is in the docstring")
+
+
+# ------------------------------------------------------------------- 8. word embedding
+def word_embedding_backward(dout, cache):
+    """Backward of a word-embedding lookup, ``out[n, t] = W[x[n, t]]``.
+
+    Args:
+        dout: (N, T, D) gradient with respect to out.
+        cache: npseq's ``WordEmbeddingCache`` from ``word_embedding_forward(x, W)``:
+            cache.x  (N, T)  integer token ids in [0, V)
+            cache.W  (V, D)
+
+    Returns:
+        dW (V, D): dW[v] = sum of dout[n, t] over every (n, t) with x[n, t] = v.
+
+    Hints:
+        Ids repeat (a sentence has several "the"). ``dW[x] += dout`` keeps only one of
+        the repeated updates, because NumPy's buffered fancy assignment writes each index
+        once; ``np.add.at(dW, x, dout)`` adds them all. Rows of unused ids stay zero.
+    """
+    raise NotImplementedError("word_embedding_backward: the equation is in the docstring")
+
+
+# ---------------------------------------------------------------- 9. loss over time
+def temporal_softmax_loss(x, y, mask):
+    """Softmax cross-entropy at every time step, summed over the valid steps, averaged over N.
+
+    L = -(1/N) sum_{n,t} mask[n, t] * log p[n, t, y[n, t]],   p[n, t] = softmax(x[n, t])
+
+    Args:
+        x: (N, T, V) scores; y: (N, T) integer targets in [0, V);
+        mask: (N, T) booleans, True where the step counts.
+
+    Returns:
+        loss (a float) and dx (N, T, V) = dL/dx.
+
+    Hints:
+        Subtract each row's maximum before exp (large scores overflow otherwise).
+            dx[n, t, v] = mask[n, t] * (p[n, t, v] - [v = y[n, t]]) / N
+        A row of all padding contributes nothing to the loss and gets dx = 0; N still
+        counts it.
+    """
+    raise NotImplementedError("temporal_softmax_loss: the equations are in the docstring")
+
+
+# ----------------------------------------------------------- 10. a Bahdanau decoder step
+def bahdanau_decoder_step_backward(dnext_h, cache):
+    """Backward of one step of a Bahdanau decoder: attention with the previous state, then a GRU step.
+
+    Forward (``bahdanau_decoder_step_forward``; h is prev_h, k the encoder outputs):
+        c, a, _ = additive_attention_forward(h[:, None, :], k, k, Wq, Wk, wv, valid_lens)   (exercise 5)
+        u       = [c[:, 0], x]          (N, H_enc + E)  context first, then the embedded input
+        h'      = gru_step_forward(u, h, Wx, Wh, bx, bh)  reset before (exercise 3)
+
+    Args:
+        dnext_h: (N, H) gradient with respect to h'.
+        cache: a ``BahdanauDecoderStepCache``:
+            cache.attention  the ``AdditiveAttentionCache`` of c (exercise 5)
+            cache.gru        the ``GRUStepCache`` of the GRU step on u (exercise 3)
+            cache.context    (N, H_enc)  c[:, 0], whose width says where u splits
+
+    Returns:
+        dx (N, E), dprev_h (N, H), denc_outputs (N, S, H_enc), dWq, dWk, dwv, dWx, dWh, dbx, dbh
+        (each shaped like its array).
+
+    Hints:
+        h and k are each used twice, so each gets the sum of two gradients:
+            du, dh_gru, dWx, dWh, dbx, dbh = gru_step_backward(dnext_h, cache.gru)
+            dc, dx = du[:, :H_enc], du[:, H_enc:]
+            dq, dk, dv, dWq, dWk, dwv = additive_attention_backward(dc[:, None, :], cache.attention)
+            dprev_h = dh_gru + dq[:, 0]        denc_outputs = dk + dv
+    """
+    raise NotImplementedError("bahdanau_decoder_step_backward: the equations are in the docstring")
+
+
 if __name__ == "__main__":
+    import sys
+
     from npseq.grade import main
 
-    main([__file__])
+    sys.exit(main([__file__] + sys.argv[1:]))

@@ -1,0 +1,72 @@
+"""``npseq exercises``: the instructor's hand-out is self-contained and its skeleton grades to 0."""
+import ast
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from npseq.cli import main as npseq_main
+from npseq.exercises import BUILDS_ON, main, skeleton_path, with_prerequisites
+from npseq.grade import EXERCISES, NAMES
+
+
+def functions_of(path) -> dict:
+    source = pathlib.Path(path).read_text()
+    return {node.name: ast.get_source_segment(source, node) for node in ast.parse(source).body
+            if isinstance(node, ast.FunctionDef)}
+
+
+def test_a_handout_without_hints_has_the_equations_and_grades_to_zero(tmp_path, capsys):
+    out = tmp_path / "handout"
+    assert npseq_main(["exercises", "--out", str(out), "--no-hints"]) == 0
+    printed = capsys.readouterr().out
+    assert "(10 exercises, no hints)" in printed and "npseq grade backprop_exercises.py" in printed
+    skeleton, readme = (out / "backprop_exercises.py").read_text(), (out / "README.md").read_text()
+    for text in (skeleton, readme):
+        assert "Hints:" not in text and "np.add.at" not in text and "da_i    = dc * g * i (1 - i)" not in text
+    assert "next_c  = f * prev_c + i * g" in readme and "cache.tanh_c  (N, H)" in readme  # forward and fields stay
+    assert all(f"`{exercise.signature}`" in readme for exercise in EXERCISES)
+    assert "npseq grade backprop_exercises.py\n" in readme
+    assert list(functions_of(out / "backprop_exercises.py")) == list(NAMES)
+    # graded where it lands, as a learner would run it: 0 points, exit code 1
+    result = subprocess.run([sys.executable, "backprop_exercises.py", "--format", "json"], cwd=out,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["score"] == 0 and {e["status"] for e in data["exercises"]} == {"not implemented"}
+
+
+def test_a_handout_with_hints_is_the_sheet(tmp_path):
+    assert main(["--out", str(tmp_path)]) == 0
+    assert functions_of(tmp_path / "backprop_exercises.py") == functions_of(skeleton_path())
+    assert (tmp_path / "README.md").read_text().count("Hints:") == len(NAMES)
+
+
+def test_only_hands_out_the_chosen_exercises_and_what_they_build_on(tmp_path, capsys):
+    assert main(["--out", str(tmp_path), "--only", "bahdanau_decoder_step_backward", "rnn_backward"]) == 0
+    names = ["rnn_step_backward", "gru_step_backward", "masked_softmax_backward", "additive_attention_backward",
+             "rnn_backward", "bahdanau_decoder_step_backward"]
+    assert with_prerequisites(["bahdanau_decoder_step_backward", "rnn_backward"]) == names
+    assert set(BUILDS_ON) <= set(NAMES)
+    assert list(functions_of(tmp_path / "backprop_exercises.py")) == names
+    only = " ".join(f"--only {name}" for name in names)
+    assert f"npseq grade backprop_exercises.py {only}" in capsys.readouterr().out
+    skeleton = (tmp_path / "backprop_exercises.py").read_text()
+    assert "10. ``bahdanau_decoder_step_backward``" in skeleton and "``lstm_backward``" not in skeleton
+    result = subprocess.run([sys.executable, "backprop_exercises.py"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 6 points = 0.0%")
+
+
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    assert main(["--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("npseq exercises: --out: cannot write to") and err.count("\n") == 1
+    for argv in ([], ["--out", str(tmp_path), "--only", "softmax"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1

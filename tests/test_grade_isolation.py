@@ -1,0 +1,190 @@
+"""The grader survives what a submission can do to it, and speaks JSON and Gradescope."""
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from npseq.grade import NAMES, SubmissionError, grade_file, main
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SKELETON = ROOT / "tutorials" / "exercises" / "backprop_exercises.py"
+STEP_NAMES = NAMES[:5]  # the five step exercises, those MISBEHAVING defines
+
+# Gradescope's documented keys (Autograder Specifications, "Output Format").
+GRADESCOPE_TOP = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
+                  "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
+GRADESCOPE_TEST = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format",
+                   "tags", "visibility", "extra_data"}
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+MISBEHAVING = """\
+import ctypes
+import os
+import sys
+
+from npseq import functional as F
+
+
+def rnn_step_backward(dnext_h, cache):
+    while True:
+        pass
+
+
+def lstm_step_backward(dnext_h, dnext_c, cache):
+    print("a learner's debugging print")
+    return F.lstm_step_backward(dnext_h, dnext_c, cache)
+
+
+def gru_step_backward(dnext_h, cache):
+    sys.exit(3)
+
+
+def masked_softmax_backward(dweights, cache):
+    return ctypes.string_at(0)  # reads address 0: a segmentation fault
+
+
+def additive_attention_backward(dcontext, cache, dweights=None):
+    os._exit(4)
+"""
+
+
+def write(tmp_path, text, name="learner.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def validate_gradescope(results: dict) -> None:
+    assert set(results) <= GRADESCOPE_TOP, set(results) - GRADESCOPE_TOP
+    assert isinstance(results["score"], (int, float)) and isinstance(results["tests"], list)
+    assert results.get("visibility", "visible") in VISIBILITY
+    for test in results["tests"]:
+        assert set(test) <= GRADESCOPE_TEST, set(test) - GRADESCOPE_TEST
+        assert isinstance(test["name"], str) and isinstance(test["output"], str)
+        assert 0 <= test["score"] <= test["max_score"]
+        assert test["visibility"] in VISIBILITY
+    assert results["score"] == pytest.approx(sum(test["score"] for test in results["tests"]))
+
+
+def test_a_hang_a_crash_an_exit_and_sys_exit_score_their_function_zero_and_the_rest_is_graded(tmp_path):
+    path = write(tmp_path, MISBEHAVING)
+    timeout = 3.0
+    report = grade_file(path, only=STEP_NAMES, timeout=timeout)
+    assert [f.status for f in report.functions] == ["time limit", "correct", "sys.exit", "crashed", "exited"]
+    assert [f.points for f in report.functions] == [0, 1, 0, 0, 0]
+    # the endless loop was stopped at the limit; the rest took a fraction of a second (bound: generous)
+    assert timeout <= report.seconds < timeout + 10
+    text = str(report)
+    assert "rnn_step_backward(dnext_h, cache): time limit: rnn_step_backward did not finish within 3 s" in text
+    assert "gru_step_backward(dnext_h, cache): sys.exit: gru_step_backward called sys.exit(3) (learner.py, " \
+           "line 19), 0 points" in text
+    assert "crashed: the process running masked_softmax_backward died of SIGSEGV, 0 points" in text
+    assert "ended with exit code 4 (os._exit?) before answering, 0 points" in text
+    assert text.rstrip().endswith("score: 1.00 / 5 points = 20.0%")
+
+
+def test_the_time_limit_holds_from_the_command_line_and_prints_stay_out_of_json(tmp_path):
+    path = write(tmp_path, MISBEHAVING)
+    result = subprocess.run([sys.executable, "-m", "npseq.grade", str(path), "--timeout", "2", "--format", "json",
+                             "--only", "rnn_step_backward", "--only", "lstm_step_backward"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)  # one object: the learner's print went to stderr
+    assert "a learner's debugging print" in result.stderr
+    rnn, lstm = data["exercises"]
+    assert (rnn["status"], rnn["points"], lstm["status"], lstm["points"]) == ("time limit", 0, "correct", 1)
+    assert rnn["failure"].startswith("time limit: rnn_step_backward did not finish within 2 s")
+    assert data["score"] == 50.0 and data["all_correct"] is False
+
+
+def test_the_memory_limit_turns_a_huge_allocation_into_an_error_of_that_case(tmp_path):
+    pytest.importorskip("resource", reason="no resource limits on this platform")
+    path = write(tmp_path, """\
+        import numpy as np
+
+        def rnn_step_backward(dnext_h, cache):
+            return np.ones(80 * 2 ** 20)  # 640 MB, over the 200 MB allowed
+        """)
+    report = grade_file(path, only=["rnn_step_backward"], memory_mb=200)
+    rnn = report["rnn_step_backward"]
+    assert rnn.points == 0 and len(rnn.problems) == 2
+    assert all(p.kind == "error" and p.message.startswith("MemoryError") for p in rnn.problems)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("while True:\n    pass\n", "npseq grade: cannot import learner.py: time limit: importing the file did not "
+                                 "finish within 2 s"),
+    ("import sys\nsys.exit(0)\n", "npseq grade: cannot import learner.py: SystemExit: 0 (learner.py, line 2)"),
+    ("import os\nos._exit(0)\n", "npseq grade: cannot import learner.py: exited: the process running importing "
+                                 "the file ended with exit code 0"),
+])
+def test_a_file_whose_import_hangs_or_ends_the_process_is_exit_code_2(tmp_path, capsys, source, expected):
+    path = write(tmp_path, source)
+    assert main([str(path), "--timeout", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(expected), captured.err
+    with pytest.raises(SubmissionError):
+        grade_file(path, timeout=2)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "gradescope"])
+def test_the_untouched_skeleton_grades_to_zero_with_exit_1_in_every_format(tmp_path, fmt):
+    results = tmp_path / "out" / "results.json"
+    command = [sys.executable, str(SKELETON), "--format", fmt, "--results", str(results)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    if fmt == "json":
+        data = json.loads(result.stdout)
+        assert data["score"] == 0 and data["points"] == 0 and data["max_points"] == len(NAMES)
+        assert [e["status"] for e in data["exercises"]] == ["not implemented"] * len(NAMES)
+        assert not data["flagged"]
+    else:
+        assert f"score: 0.00 / {len(NAMES)} points = 0.0%" in result.stdout
+    if fmt == "gradescope":
+        data = json.loads(results.read_text())
+        validate_gradescope(data)
+        assert data["score"] == 0 and [t["max_score"] for t in data["tests"]] == [1.0] * len(NAMES)
+        assert all(t["output"].startswith("== ") and "not implemented" in t["output"] for t in data["tests"])
+    else:
+        assert not results.exists()
+
+
+def test_gradescope_results_of_a_partly_right_file(tmp_path, capsys):
+    path = write(tmp_path, MISBEHAVING)
+    results = tmp_path / "results.json"
+    only = [word for name in STEP_NAMES for word in ("--only", name)]
+    assert main([str(path), "--timeout", "2", "--format", "gradescope", "--results", str(results)] + only) == 1
+    assert f"wrote {results}" in capsys.readouterr().out
+    data = json.loads(results.read_text())
+    validate_gradescope(data)
+    assert data["score"] == 1.0 and [t["score"] for t in data["tests"]] == [0, 1, 0, 0, 0]
+    assert data["tests"][0]["output"].startswith("time limit: rnn_step_backward did not finish within 2 s")
+
+
+def test_a_file_that_cannot_be_loaded_is_exit_2_in_every_format(tmp_path, capsys):
+    path = write(tmp_path, "def f(:\n")
+    assert main([str(path), "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["score"] == 0 and data["error"].startswith("learner.py, line 1: SyntaxError")
+    results = tmp_path / "results.json"
+    assert main([str(path), "--format", "gradescope", "--results", str(results)]) == 2
+    data = json.loads(results.read_text())
+    validate_gradescope(data)
+    assert data["score"] == 0 and data["tests"] == [] and "SyntaxError" in data["output"]
+
+
+def test_help_and_bad_options(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "100%%" not in out and "--format {text,json,gradescope}" in out and "--timeout SECONDS" in out
+    for bad in (["x.py", "--timeout", "0"], ["x.py", "--format", "xml"], ["x.py", "--memory-mb", "-1"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(bad)
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err.count("\n") == 1

@@ -1,0 +1,83 @@
+"""The sequence-level exercises: solvable by hand, and a mistake in them is located in time."""
+import pathlib
+
+import pytest
+
+from npseq.grade import NAMES, grade_file
+
+SOLUTIONS = pathlib.Path(__file__).resolve().parent / "data" / "backprop_solutions.py"
+SEQUENCE_NAMES = ["rnn_backward", "lstm_backward", "word_embedding_backward", "temporal_softmax_loss",
+                  "bahdanau_decoder_step_backward"]
+RNN_STEP = "        dx_t, dprev_h, dWx_t, dWh_t, db_t = rnn_step_backward(m * g, cache.steps[t])\n"
+
+
+def planted(tmp_path, old, new, name="learner.py"):
+    """The solutions with one mistake planted: ``old`` replaced by ``new``."""
+    source = SOLUTIONS.read_text()
+    assert source.count(old) == 1
+    path = tmp_path / name
+    path.write_text(source.replace(old, new))
+    return path
+
+
+def test_every_exercise_can_be_solved_from_its_docstring_without_npseq_backward():
+    report = grade_file(SOLUTIONS)
+    assert [f.name for f in report.functions] == list(NAMES) and set(SEQUENCE_NAMES) <= set(NAMES)
+    assert report.ok and report.score == 100.0, report
+    assert not report.flagged and "honesty" not in str(report)
+    cases = {label for name in SEQUENCE_NAMES for label in report[name].cases}
+    for edge in ("N=1 T=1", "a row of all padding", "repeated ids", "one all padding", "N=1 S=1"):
+        assert any(edge in label for label in cases), edge
+
+
+def test_an_error_in_what_step_3_hands_back_is_reported_at_t_3(tmp_path):
+    # only the steps before t=3 are affected: dx is first wrong at t=2, and the report says why
+    path = planted(tmp_path, RNN_STEP, RNN_STEP + "        if t == 3:\n            dprev_h = -dprev_h\n")
+    rnn = grade_file(path, only=["rnn_backward"])["rnn_backward"]
+    dx = [row for row in rnn.rows if row.tensor == "dx" and not row.ok]
+    assert len(dx) == 1 and dx[0].first_wrong_step == 2
+    assert ("first wrong at t=2 (of 0..5, walking back from t=5; t=5..3 agree): the error enters in the gradient "
+            "that step t=3 hands back to t=2 (with no upstream gradient after t=2, t=2 is right)") in dx[0].problem
+    assert rnn.rows_for("dx")[1].ok  # the T=1 case has no step 3
+
+
+def test_an_error_inside_step_3_is_reported_at_t_3(tmp_path):
+    path = planted(tmp_path, RNN_STEP, "        if t == 3:\n            g = 1.5 * g\n" + RNN_STEP)
+    dx = grade_file(path, only=["rnn_backward"])["rnn_backward"].rows_for("dx")[0]
+    assert not dx.ok and dx.first_wrong_step == 3
+    assert ("first wrong at t=3 (of 0..5, walking back from t=5; t=5..4 agree): the error enters at step t=3 "
+            "itself (it stays wrong with no upstream gradient after t=3)") in dx.problem
+
+
+def test_the_last_step_wrong_in_lstm_backward_names_t_last_and_the_gate(tmp_path):
+    path = planted(tmp_path, "        g = delta_h + m * dh[:, t]\n",
+                   "        g = delta_h + m * dh[:, t]\n        if t == dh.shape[1] - 1:\n            g = -g\n")
+    lstm = grade_file(path, only=["lstm_backward"])["lstm_backward"]
+    first = {row.tensor: row for row in lstm.rows if row.case.startswith("N=3")}
+    assert first["dx"].first_wrong_step == 5 and "first wrong at t=5 (of 0..5), the last step" in first["dx"].problem
+    assert ": gate " in first["dWx"].problem and "t=" not in first["dWx"].problem  # summed over time: no step
+
+
+def test_fancy_index_assignment_loses_repeated_ids(tmp_path):
+    path = planted(tmp_path, "    np.add.at(dW, cache.x, dout)\n", "    dW[cache.x] += dout\n")
+    embedding = grade_file(path, only=["word_embedding_backward"])["word_embedding_backward"]
+    repeated, single = embedding.rows
+    assert not repeated.ok and single.ok  # N=1 T=1 has nothing repeated
+    assert repeated.problem[:len("worst at dW[0, ")] in ("worst at dW[0, ", "worst at dW[3, ")  # the repeated ids
+    assert embedding.points == 0.5
+
+
+def test_a_loss_averaged_over_valid_steps_instead_of_n_is_caught(tmp_path):
+    path = planted(tmp_path, "    loss = -(mask * picked).sum() / n\n",
+                   "    loss = -(mask * picked).sum() / mask.sum()\n")
+    loss = grade_file(path, only=["temporal_softmax_loss"])["temporal_softmax_loss"]
+    wrong = [(row.case.split(",")[0], row.tensor) for row in loss.rows if not row.ok]
+    assert ("N=3 T=4 V=5", "loss") in wrong and all(tensor == "loss" for _, tensor in wrong)
+    assert loss.rows_for("loss")[1].ok  # N=1 T=1 with its one step valid: the same number
+
+
+@pytest.mark.parametrize("name", SEQUENCE_NAMES)
+def test_the_skeleton_leaves_each_sequence_exercise_to_the_learner(name):
+    skeleton = SOLUTIONS.parents[2] / "tutorials" / "exercises" / "backprop_exercises.py"
+    function = grade_file(skeleton, only=[name])[name]
+    assert function.status == "not implemented" and function.points == 0
