@@ -236,6 +236,9 @@ def cmd_demo(args) -> int:
          f"({epochs} epoch{'' if epochs == 1 else 's'}, seed {args.seed})")
     corpus = Corpus(task=args.task, num_examples=args.num_examples, batch_size=DEMO_TRAINING["batch_size"],
                     seed=args.seed)
+    if not corpus.test_pairs:
+        raise UsageError(f"--num-examples: {args.num_examples} examples leave no test pair to show the model "
+                         f"on (a tenth is held out); give more")
     _say(f"data: {len(corpus.batches.arrays[0])} training pairs, {len(corpus.test_pairs)} test pairs, "
          f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)} tokens")
     model = build_seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), seed=args.seed, **DEMO_SETTINGS)
@@ -376,6 +379,7 @@ class _CtrlC:
 
 
 def cmd_train(args) -> int:
+    from . import backend
     from .checkpoint import load_checkpoint, save_checkpoint, seq2seq_from_checkpoint
     from .models import build_seq2seq
     from .nn import MaskedSoftmaxCELoss
@@ -444,10 +448,12 @@ def cmd_train(args) -> int:
         _say(f"training a {config['decoder']} {config['cell'].upper()} encoder-decoder on "
              f"{args.task or args.data}: {len(corpus.batches.arrays[0])} pairs, "
              f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)}")
-        train_seq2seq(model, corpus.batches, corpus.tgt_vocab, optimizer, remaining,
-                      loss_fn=MaskedSoftmaxCELoss(args.loss), clip=args.clip or None, seed=args.seed,
-                      progress=not args.no_progress, on_epoch_end=on_epoch_end, stop=lambda: ctrl_c.pressed,
-                      position=position)
+        # A diverging run is reported as one TrainingDiverged line, not as NumPy's overflow warnings.
+        with backend.numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            train_seq2seq(model, corpus.batches, corpus.tgt_vocab, optimizer, remaining,
+                          loss_fn=MaskedSoftmaxCELoss(args.loss), clip=args.clip or None, seed=args.seed,
+                          progress=not args.no_progress, on_epoch_end=on_epoch_end, stop=lambda: ctrl_c.pressed,
+                          position=position)
         if ctrl_c.pressed and completed[0] < args.epochs:
             # The loop stopped between two updates: the checkpoint holds the model, optimizer and
             # generators of that moment and where in the epoch it was, so --resume continues exactly.

@@ -198,9 +198,10 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
             try:
                 loss, nll, tokens, norm = train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id, clip,
                                                              sampling_ratio, rng)
-            except FloatingPointError as exc:  # from clip_grad_norm, before the weights were touched
+            except FloatingPointError:  # from clip_grad_norm, before this batch touched the weights
                 raise TrainingDiverged(f"training diverged in epoch {epoch + 1}, batch "
-                                       f"{position.batches_done + 1}: {exc}") from None
+                                       f"{position.batches_done + 1}: the gradients hold NaN or inf "
+                                       f"(learning rate too high?)") from None
             if not math.isfinite(loss):
                 raise TrainingDiverged(f"training diverged in epoch {epoch + 1}, batch "
                                        f"{position.batches_done + 1}: the loss is {loss}")
