@@ -324,15 +324,19 @@ def _saved_run(checkpoint) -> dict:
 def _saved_flags(checkpoint, run: dict) -> dict:
     """The value of every :data:`TRAIN_DEFAULTS` flag in the run that ``checkpoint`` saved."""
     from .checkpoint import CheckpointError
-    missing = [key for key in ("num_steps", "num_examples", "optimizer", "loss", "clip", "batch_size", "seed")
-               if key not in run]
-    if missing or checkpoint.optimizer_state is None:
-        raise CheckpointError(checkpoint.path, f"was not written by npseq train (it lacks "
-                                               f"{missing or ['an optimizer state']}), so it cannot be resumed")
+    run_keys = ("num_steps", "num_examples", "optimizer", "loss", "clip", "batch_size", "seed")
+    model_keys = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score",
+                  "input_feeding")
     config = checkpoint.config
-    flags = {key: config[key] for key in ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout",
-                                          "bidirectional", "score")}
-    flags.update({key: run[key] for key in ("num_examples", "optimizer", "loss", "clip", "batch_size", "seed")})
+    lacking = [f"extra[{key!r}]" for key in run_keys if key not in run]
+    lacking += [f"config[{key!r}]" for key in model_keys if key not in config]
+    if "lr" not in (checkpoint.optimizer_state or {}):
+        lacking.append("an optimizer state with lr")
+    if lacking:
+        raise CheckpointError(checkpoint.path, f"was not written by npseq train (it lacks {', '.join(lacking)}), "
+                                               f"so it cannot be resumed")
+    flags = {key: config[key] for key in model_keys if key != "input_feeding"}
+    flags.update({key: run[key] for key in run_keys if key != "num_steps"})
     flags.update(no_input_feeding=not config["input_feeding"], lr=checkpoint.optimizer_state["lr"],
                  num_steps=tuple(run["num_steps"]))
     return flags

@@ -55,6 +55,9 @@ class History:
         return cls(**{key: list(values) for key, values in state.items()})
 
 
+_MAX_COUNT = 2 ** 53  # sums and counts above this lose precision as floats: no real epoch reaches it
+
+
 @dataclasses.dataclass
 class EpochProgress:
     """How far the current epoch of :func:`train_seq2seq` has run: a record the caller owns.
@@ -85,12 +88,13 @@ class EpochProgress:
         if set(state) != set(fields):
             raise ValueError(f"state: expected the keys {sorted(fields)}, got {sorted(state)}")
         for name, kind in fields.items():
-            value = state[name]
-            counts = kind == "int"
-            if isinstance(value, bool) or not isinstance(value, int if counts else (int, float)) \
-                    or not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"state[{name!r}]: expected {'an int' if counts else 'a finite number'} >= 0, "
-                                 f"got {value!r}")
+            value, counts = state[name], kind == "int"
+            # Ints are compared, never converted: float(10**400) would overflow.
+            number = not isinstance(value, bool) and (isinstance(value, int) or
+                                                        (not counts and isinstance(value, float)))
+            if not (number and 0 <= value <= _MAX_COUNT):
+                raise ValueError(f"state[{name!r}]: expected {'an int' if counts else 'a number'} in "
+                                 f"[0, {_MAX_COUNT}], got {value!r:.40}")
         return cls(**state)
 
 

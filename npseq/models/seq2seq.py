@@ -510,6 +510,14 @@ MAX_UNITS = 65536        # embed_size and num_hiddens
 MAX_VOCAB_SIZE = 2 ** 24
 
 
+def _as_dtype(dtype):
+    """``numpy.dtype(dtype)``, or ``None`` for something that names no dtype."""
+    try:
+        return backend.numpy.dtype(dtype)
+    except (TypeError, ValueError):
+        return None
+
+
 def _check_size(name: str, value, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name}: expected an int in [1, {maximum}], got {type(value).__name__} {value!r}")
@@ -527,8 +535,8 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
 
     Sizes must be ints in ``[1, cap]`` (:data:`MAX_VOCAB_SIZE`, :data:`MAX_UNITS`,
     :data:`MAX_LAYERS`), ``dropout`` a number in ``[0, 1)``, the choices known, the
-    flags bools (``seed`` and ``dtype`` are accepted so that a whole config can be passed,
-    and are checked where they are used). The bound,
+    flags bools, ``seed`` an int, a Generator or ``None``, ``dtype`` ``None``, ``"float32"``
+    or ``"float64"``. The bound,
 
     .. math:: (V_{src} + V_{tgt}) E + V_{tgt} H + L H^2,
 
@@ -550,6 +558,12 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
     for name, value in (("bidirectional", bidirectional), ("input_feeding", input_feeding)):
         if not isinstance(value, bool):
             raise TypeError(f"{name}: expected a bool, got {type(value).__name__} {value!r}")
+    if not (seed is None or isinstance(seed, backend.numpy.random.Generator)
+            or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63)):
+        raise TypeError(f"seed: expected an int in [0, 2**63), a numpy.random.Generator or None, "
+                        f"got {type(seed).__name__} {seed!r:.40}")
+    if dtype is not None and _as_dtype(dtype) not in (backend.numpy.float32, backend.numpy.float64):
+        raise ValueError(f"dtype: expected None, float32 or float64, got {dtype!r:.40}")
     return ((src_vocab_size + tgt_vocab_size) * embed_size + tgt_vocab_size * num_hiddens
             + num_layers * num_hiddens ** 2)
 
