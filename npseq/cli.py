@@ -303,8 +303,9 @@ def _saved_run(checkpoint) -> dict:
         "num_examples": (lambda v: v is None or positive(v), "null or a positive int"),
         "optimizer": (lambda v: v in OPTIMIZERS, f"one of {OPTIMIZERS}"),
         "loss": (lambda v: v in LOSSES, f"one of {LOSSES}"),
-        "clip": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v < float("inf"),
-                 "a number >= 0"),
+        # Compared, not converted: float(10**400) overflows.
+        "clip": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v <= 2.0 ** 63,
+                 "a number in [0, 2**63]"),
         "batch_size": (positive, "a positive int"),
         "seed": (lambda v: not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2 ** 63, "an int >= 0"),
     }
@@ -335,10 +336,12 @@ def _saved_flags(checkpoint, run: dict) -> dict:
     if lacking:
         raise CheckpointError(checkpoint.path, f"was not written by npseq train (it lacks {', '.join(lacking)}), "
                                                f"so it cannot be resumed")
+    lr = checkpoint.optimizer_state["lr"]
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
+        raise CheckpointError(checkpoint.path, f"its optimizer's lr: expected a positive number, got {lr!r:.40}")
     flags = {key: config[key] for key in model_keys if key != "input_feeding"}
     flags.update({key: run[key] for key in run_keys if key != "num_steps"})
-    flags.update(no_input_feeding=not config["input_feeding"], lr=checkpoint.optimizer_state["lr"],
-                 num_steps=tuple(run["num_steps"]))
+    flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
     return flags
 
 
