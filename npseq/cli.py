@@ -32,6 +32,9 @@ TRAIN_DEFAULTS = dict(num_examples=None, num_steps=None, batch_size=64, decoder=
                       dropout=0.1, bidirectional=False, optimizer="adam", lr=0.005, clip=1.0, loss="d2l", seed=0)
 # Flags whose change alters the data a run sees, hence its vocabularies and batches.
 DATA_FLAGS = ("num_examples", "num_steps", "seed")
+# A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
+# beam no longer changes translations, so the command caps it where memory stays small.
+MAX_BEAM_SIZE = 256
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
@@ -99,30 +102,33 @@ def _new_file_path(text):
     return text
 
 
-def _check_output(flag: str, path: str, inputs: dict, force: bool) -> None:
-    """Refuse to write ``path`` where that would destroy something the user did not mean to lose.
+def _check_not_an_input(flag: str, path: str, inputs: dict, hint: str = "") -> None:
+    """``path`` is none of the run's input files (``inputs`` maps their flags to their paths)."""
+    for input_flag, input_path in inputs.items():
+        if input_path and os.path.exists(path) and os.path.exists(input_path) and os.path.samefile(path, input_path):
+            raise UsageError(f"{flag}: {path!r} is the {input_flag} file of this run; refusing to overwrite "
+                             f"an input{hint}")
 
-    ``inputs`` maps the flags of the run's input files to their paths. Refused (unless
-    ``force``): ``path`` is one of those inputs, something other than a regular file
-    (a folder, a device, a pipe), or a regular file that is not an npseq checkpoint (a
-    zip archive). A folder that does not exist is an error even with ``force``.
+
+def _check_save_path(path: str, inputs: dict, force: bool) -> None:
+    """Refuse a ``--save`` path where writing would destroy something the user did not mean to lose.
+
+    Refused (unless ``force``): one of the run's ``inputs``, something other than a regular
+    file (a folder, a device, a pipe, a link), or a regular file that is not an npseq
+    checkpoint (a zip archive). A folder that does not exist is an error even with ``force``.
     """
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise UsageError(f"{flag}: the folder {folder!r} does not exist")
+        raise UsageError(f"--save: the folder {folder!r} does not exist")
     if not os.path.lexists(path) or force:
         return
     hint = "; pass --force to replace it anyway"
-    for input_flag, input_path in inputs.items():
-        if input_path and os.path.exists(input_path) and os.path.samefile(path, input_path):
-            raise UsageError(f"{flag}: {path!r} is the {input_flag} file of this run; refusing to overwrite "
-                             f"an input{hint}")
+    _check_not_an_input("--save", path, inputs, hint)
     if os.path.islink(path) or not os.path.isfile(path):
-        raise UsageError(f"{flag}: {path!r} exists and is not a regular file; refusing to replace it{hint}")
+        raise UsageError(f"--save: {path!r} exists and is not a regular file; refusing to replace it{hint}")
     with open(path, "rb") as file:
         if file.read(4) != b"PK\x03\x04":
-            raise UsageError(f"{flag}: {path!r} exists and is not an npseq checkpoint; refusing to replace "
-                             f"it{hint}")
+            raise UsageError(f"--save: {path!r} exists and is not an npseq checkpoint; refusing to replace it{hint}")
 
 
 def _output_dir(path: str) -> str:
@@ -139,7 +145,7 @@ LOSSES = ("mean", "sum", "d2l")
 
 def _make_optimizer(name: str, params, lr: float):
     from .optim import SGD, Adagrad, Adam
-    return dict(zip(OPTIMIZERS, (Adam, SGD, Adagrad)))[name](params, lr=lr)
+    return {"adam": Adam, "sgd": SGD, "adagrad": Adagrad}[name](params, lr=lr)
 
 
 # ------------------------------------------------------------ translation data
@@ -394,7 +400,7 @@ def cmd_train(args) -> int:
     if (args.task is None) == (args.data is None):
         raise UsageError("give exactly one of --task NAME or --data PATH")
     if args.save:
-        _check_output("--save", args.save, {"--data": args.data}, args.force)
+        _check_save_path(args.save, {"--data": args.data}, args.force)
     position = EpochProgress()
     if args.resume:
         checkpoint = load_checkpoint(args.resume)
@@ -488,7 +494,7 @@ def cmd_translate(args) -> int:
     from .checkpoint import load_checkpoint, seq2seq_from_checkpoint
     from .viz import show_heatmaps
     if args.attention_png:
-        _check_output("--attention-png", args.attention_png, {"checkpoint": args.checkpoint}, force=False)
+        _check_not_an_input("--attention-png", args.attention_png, {"checkpoint": args.checkpoint})
     checkpoint = load_checkpoint(args.checkpoint)
     saved = _saved_run(checkpoint)
     if "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:
@@ -560,7 +566,7 @@ def cmd_gradcheck(args) -> int:
 # ------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from .data import TASKS
-    from .decode import MAX_BEAM_SIZE, MAX_DECODE_LEN
+    from .decode import MAX_DECODE_LEN
     from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS
     parser = _Parser(
         prog="npseq",

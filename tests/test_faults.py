@@ -591,9 +591,9 @@ def test_resume_accepts_flags_that_agree_with_the_checkpoint(checkpoint, tmp_pat
 
 # ----------------------------------------------------------- caps, pipes, memory
 @pytest.mark.parametrize("args, message", [
-    (["--beam", "1000000000"], "argument --beam: expected a positive int up to 2048, got '1000000000'"),
+    (["--beam", "1000000000"], "argument --beam: expected a positive int up to 256, got '1000000000'"),
     (["--max-len", "1000000000"], "argument --max-len: expected a positive int up to 1024, got '1000000000'"),
-    (["--beam", "0"], "argument --beam: expected a positive int up to 2048, got '0'"),
+    (["--beam", "0"], "argument --beam: expected a positive int up to 256, got '0'"),
 ])
 def test_translate_caps_are_named(checkpoint, capsys, args, message):
     with pytest.raises(SystemExit) as exit_info:
@@ -680,3 +680,26 @@ def test_user_errors_are_one_family():
     for error in (CheckpointError, UsageError, LimitError, TrainingDiverged):
         assert issubclass(error, UserError)
     assert issubclass(CheckpointError, ValueError) and issubclass(TrainingDiverged, FloatingPointError)
+
+
+def test_api_errors_name_the_argument(checkpoint):
+    from npseq.decode import beam_search, greedy_search
+    from npseq.functional import masked_softmax
+    model = seq2seq_from_checkpoint(load_checkpoint(checkpoint))
+    src = np.array([3, 2], dtype=np.int64)
+    cases = [
+        (lambda: build_seq2seq(0, 9), ValueError, r"src_vocab_size: expected an int in \[1, "),
+        (lambda: build_seq2seq(9, 9, num_layers=10 ** 6), ValueError, r"num_layers: expected an int in \[1, 64\]"),
+        (lambda: greedy_search(model, np.array([], dtype=np.int64), bos_id=1, eos_id=2, max_len=5), ValueError,
+         r"src: expected at least one token id"),
+        (lambda: greedy_search(model, src, bos_id=10 ** 6, eos_id=2, max_len=5), ValueError,
+         r"bos_id: expected a token id in \[0, "),
+        (lambda: greedy_search(model, src, bos_id=1, eos_id=2, max_len=10 ** 9), ValueError,
+         r"max_len: expected a positive int up to 1024"),
+        (lambda: beam_search(model, src, bos_id=1, eos_id=2, max_len=10 ** 9, beam_size=3), ValueError,
+         r"max_len: expected a positive int up to 1024"),
+        (lambda: masked_softmax(np.zeros((2, 3, 0)), None), ValueError, r"scores: expected at least one key"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call()
