@@ -14,6 +14,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 
 from . import __version__
@@ -380,7 +381,7 @@ class _CtrlC:
 
     def _handler(self, signum, frame):
         self.pressed = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, self._previous)
 
     def __enter__(self):
         self._previous = signal.signal(signal.SIGINT, self._handler)
@@ -672,6 +673,33 @@ def _user_errors():
             ValueError)
 
 
+class _Interrupts:
+    """Ctrl-C for a whole command: raise KeyboardInterrupt, and again every quarter second until it ends.
+
+    One KeyboardInterrupt is not always enough: C code that calls back into Python and then
+    clears the error it sees (it happens inside NumPy during gradient checks, about one Ctrl-C
+    in ten) swallows it, and the command would run on. Repeating the interrupt from a helper
+    thread makes Ctrl-C stop the command within a second all the same.
+    """
+    REPEAT_S = 0.25
+
+    def __init__(self):
+        self.pressed = threading.Event()
+        self.finished = threading.Event()  # main() is reporting: no more interrupts
+
+    def handler(self, signum, frame):
+        if self.finished.is_set():
+            return
+        if not self.pressed.is_set():
+            self.pressed.set()
+            threading.Thread(target=self._repeat, args=(threading.main_thread().ident,), daemon=True).start()
+        raise KeyboardInterrupt
+
+    def _repeat(self, main_thread: int):
+        while not self.finished.wait(self.REPEAT_S):
+            signal.pthread_kill(main_thread, signal.SIGINT)
+
+
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null, so that Python's final flush does not fail again on a closed pipe."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -693,20 +721,29 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    interrupts = _Interrupts()
+    previous_handler = signal.signal(signal.SIGINT, interrupts.handler)
     try:
         from .backend import backend_name
         backend_name()  # applies NPSEQ_BACKEND now, so a missing GPU is reported before any work
-        return args.run(args)
+        code = args.run(args)
+        if not interrupts.pressed.is_set():
+            return code
+        raise KeyboardInterrupt  # every interrupt was swallowed on the way: report it all the same
     except _user_errors() as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         _say(f"npseq {args.command}: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        interrupts.finished.set()
         _say(f"\nnpseq {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
+    finally:
+        interrupts.finished.set()
+        signal.signal(signal.SIGINT, previous_handler)
 
 
 if __name__ == "__main__":

@@ -321,7 +321,8 @@ def _mutations(data: bytes, rng):
         data[start:start] = rng.integers(0, 256, int(rng.integers(1, 64))).astype(np.uint8).tobytes()
     else:
         start = int(rng.integers(0, len(data)))
-        data[start:start + int(rng.integers(1, 256))] = bytes(min(255, len(data) - start))
+        end = min(len(data), start + int(rng.integers(1, 256)))
+        data[start:end] = bytes(end - start)
     return bytes(data)
 
 
