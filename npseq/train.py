@@ -180,8 +180,9 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
         A :class:`History`.
 
     Raises:
-        TrainingDiverged: a gradient or the loss became NaN or inf (the weights are as they
-            were before that batch), or the weights did by the end of an epoch.
+        TrainingDiverged: a gradient became NaN or inf (the weights are left as they were
+            before that batch), the loss did, or the weights did by the end of an epoch; epochs
+            in its message count from the start of this call.
     """
     if not isinstance(num_epochs, int) or num_epochs < 1:
         raise ValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
