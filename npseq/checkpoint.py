@@ -47,6 +47,7 @@ import math
 import os
 import re
 import secrets
+import tokenize
 import zipfile
 
 from . import __version__, backend
@@ -483,7 +484,10 @@ def _npy_header(file):
     readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
     if version not in readers:
         raise ValueError(f".npy format version {version} (npseq writes 1.0)")
-    return readers[version](file)
+    try:
+        return readers[version](file)
+    except (SyntaxError, tokenize.TokenError) as exc:  # NumPy parses the header as a Python literal
+        raise ValueError(f"unreadable .npy header ({type(exc).__name__}: {exc})") from None
 
 
 def _check_entries(path: str, infos: list) -> None:
