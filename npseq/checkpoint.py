@@ -25,26 +25,40 @@ scheduled-sampling generator afresh on every call, so a run with
 ``sampling_ratio > 0`` does not resume bit-exactly; with ``sampling_ratio=0`` it does).
 
 Writes are atomic: the archive goes to a temporary file in the target's
-directory, is flushed and fsync'ed, then renamed over the target with
-``os.replace``; an interrupted save leaves the previous checkpoint untouched and
-no temporary file behind.
+directory (named after the target and the writing process's id), is flushed and
+fsync'ed, then renamed over the target with ``os.replace``; an interrupted save
+leaves the previous checkpoint untouched and no temporary file behind. A process
+killed outright (SIGKILL, power loss) cannot clean up: the next save to the same
+path removes the temporary files of writers that no longer run. A write that
+fails (a full disk) raises :class:`CheckpointError` and changes nothing.
+
+Reading trusts nothing in the file. Before any array is allocated, every entry's
+``.npy`` header is checked against the entry's size, encrypted or unusually
+compressed entries are refused, and the whole archive may not inflate to more
+than :data:`MAX_INFLATION` times its size (a zip bomb is refused unread). Then
+``meta.json`` is validated in full (types, structure, limits), parameters must be
+finite floating-point arrays, and only then is a :class:`Checkpoint` returned.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
+import re
 import secrets
+import tokenize
 import zipfile
 
 from . import __version__, backend
 from .data import Vocab
-from .models import build_seq2seq
+from .errors import UserError
+from .models import build_seq2seq, check_seq2seq_config
 from .nn import Module
 from .optim import Optimizer
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "CheckpointError", "collect_rng_states", "load_checkpoint",
-           "load_seq2seq", "restore_rng_states", "save_checkpoint"]
+           "load_seq2seq", "restore_rng_states", "save_checkpoint", "seq2seq_from_checkpoint"]
 
 FORMAT = "npseq-checkpoint"
 FORMAT_VERSION = 1
@@ -53,14 +67,25 @@ PARAM_PREFIX = "param/"
 OPTIM_PREFIX = "optim/"
 # A vocabulary saved under one of these names must have the size the config gives the model.
 VOCAB_SIZE_KEYS = {"src": "src_vocab_size", "tgt": "tgt_vocab_size"}
+# npseq writes stored (uncompressed) archives, whose entries take as many bytes inflated as in the
+# file; deflate shrinks float arrays by a few percent at most. An archive claiming more than this
+# many times its own size is a zip bomb, refused before anything is inflated.
+MAX_INFLATION = 16
+# meta.json holds vocabularies and a few numbers; a larger one was not written by npseq.
+MAX_META_BYTES = 64 * 2 ** 20
+# Counts (steps, epochs) above this are not ones a run reaches, and would lose precision as floats.
+MAX_COUNT = 2 ** 53
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
 # The JSON type of each meta.json entry (after format and format_version, which are checked first).
 _META_TYPES = {"npseq_version": (str,), "config": (dict,), "vocabs": (dict,), "step": (int,),
                "epoch": (int, type(None)), "history": (dict, type(None)), "optimizer": (dict, type(None)),
                "rng_states": (dict,), "parameters": (dict,), "extra": (dict,)}
 
 
-class CheckpointError(ValueError):
-    """A file that is not a usable npseq checkpoint, or one that does not fit the model or optimizer.
+class CheckpointError(UserError, ValueError):
+    """A file that is not a usable npseq checkpoint, one that does not fit the model or optimizer,
+    or one that could not be written (a full disk).
 
     ``path`` is the checkpoint's path, ``reason`` says what is wrong; ``str(error)``
     is ``"<path>: <reason>"``.
@@ -173,7 +198,17 @@ def _rng_updates(model: Module, states: dict) -> list:
         if state != first_state:
             raise ValueError(f"states[{path!r}]: the model shares this generator with {first_path!r}, "
                              f"but the two saved states differ")
-    return [(generators[path], _decode_rng_value(state)) for path, state in first.values()]
+    updates = []
+    for path, state in first.values():
+        gen = generators[path]
+        decoded = _decode_rng_value(state)
+        try:  # a fresh generator of the same kind takes the state first, so the real one is set without fail
+            type(gen.bit_generator)().state = decoded
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise ValueError(f"states[{path!r}]: not a valid {type(gen.bit_generator).__name__} state "
+                             f"({type(exc).__name__}: {exc})") from None
+        updates.append((gen, decoded))
+    return updates
 
 
 def restore_rng_states(model: Module, states: dict) -> None:
@@ -209,10 +244,33 @@ def _check_vocab_sizes(config: dict, vocabs: dict):
     return None
 
 
+def _stale_temporaries(directory: str, basename: str) -> list:
+    """Temporary files of earlier saves to ``basename`` whose writer no longer runs (killed mid-save)."""
+    pattern = re.compile(rf"\.{re.escape(basename)}\.(\d+)\.[0-9a-f]{{12}}\.tmp")
+    stale = []
+    for name in os.listdir(directory):
+        match = pattern.fullmatch(name)
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            stale.append(os.path.join(directory, name))
+        except (PermissionError, OverflowError):
+            pass  # a running process of another user (or no valid pid): not ours to judge
+    return stale
+
+
 def _write_atomically(path: str, arrays: dict) -> None:
     """``numpy.savez`` into a temporary file next to ``path``, fsync it, then rename it over ``path``."""
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    basename = os.path.basename(path)
+    for stale in _stale_temporaries(directory, basename):
+        try:
+            os.unlink(stale)
+        except FileNotFoundError:
+            pass  # another saver cleaned it first
+    tmp = os.path.join(directory, f".{basename}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     # os.open with mode 0o666 lets the umask decide the permissions, as for any new file.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
@@ -313,7 +371,11 @@ def save_checkpoint(path, model: Module, *, config: dict, vocabs: dict | None = 
     arrays = {META_KEY: backend.numpy.frombuffer(text.encode("utf-8"), dtype=backend.numpy.uint8)}
     arrays.update({PARAM_PREFIX + name: value for name, value in params.items()})
     arrays.update({OPTIM_PREFIX + name: value for name, value in optim_arrays.items()})
-    _write_atomically(path, arrays)
+    try:
+        _write_atomically(path, arrays)
+    except OSError as exc:  # a full disk, a read-only folder: the file at path is as it was
+        raise CheckpointError(path, f"cannot write it ({exc.strerror or exc}); any file there before is "
+                                    f"unchanged") from None
     return path
 
 
@@ -383,7 +445,7 @@ class Checkpoint:
         if optimizer is not None:
             try:  # validates every entry before writing any
                 optimizer.load_state_dict(self.optimizer_state)
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
                 raise CheckpointError(self.path, f"optimizer state does not fit: {exc}") from None
         model.load_state_dict(self.params)
         for gen, state in rng_updates:
@@ -411,30 +473,91 @@ def _leading_bytes(path: str, count: int = 4) -> bytes:
         return file.read(count)
 
 
-def _read_arrays(path: str) -> dict:
-    """Every entry of the ``.npz`` at ``path`` (pickles refused), or a :class:`CheckpointError`."""
+def _corrupt(path: str, exc: BaseException) -> CheckpointError:
+    return CheckpointError(path, f"truncated or corrupt .npz archive ({type(exc).__name__}: {exc})")
+
+
+def _npy_header(file):
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` stream at ``file``'s position (header only)."""
     np = backend.numpy
-    is_zip = _leading_bytes(path) == b"PK\x03\x04"
+    version = np.lib.format.read_magic(file)
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    if version not in readers:
+        raise ValueError(f".npy format version {version} (npseq writes 1.0)")
     try:
-        loaded = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        if is_zip:
-            raise CheckpointError(path, f"truncated or corrupt .npz archive ({type(exc).__name__}: {exc})") from None
-        raise CheckpointError(path, "not an npseq checkpoint: not a .npz archive (it starts with "
-                                    f"{_leading_bytes(path, 8)!r})") from None
-    if not isinstance(loaded, np.lib.npyio.NpzFile):
-        raise CheckpointError(path, f"not an npseq checkpoint: a single .npy array of shape {loaded.shape}, "
-                                    "not a .npz archive")
-    with loaded:
+        return readers[version](file)
+    except (SyntaxError, tokenize.TokenError) as exc:  # NumPy parses the header as a Python literal
+        raise ValueError(f"unreadable .npy header ({type(exc).__name__}: {exc})") from None
+
+
+def _check_entries(path: str, infos: list) -> None:
+    """Refuse what could cost memory or run code before any entry is inflated (see :data:`MAX_INFLATION`)."""
+    names = [info.filename for info in infos]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise CheckpointError(path, f"truncated or corrupt .npz archive (entries {_few(repeated)} appear twice)")
+    for info in infos:
+        if info.flag_bits & 0x1:
+            raise CheckpointError(path, f"entry {info.filename!r} is encrypted; npseq checkpoints never are")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise CheckpointError(path, f"entry {info.filename!r} uses zip compression method "
+                                        f"{info.compress_type}; npseq reads stored or deflated entries only")
+        if not info.filename.endswith(".npy"):
+            raise CheckpointError(path, f"unexpected entries [{info.filename!r}] (expected .npy arrays: "
+                                        f"{META_KEY!r}, {PARAM_PREFIX}* and {OPTIM_PREFIX}*)")
+    archive_size = os.path.getsize(path)
+    inflated = sum(info.file_size for info in infos)
+    if inflated > MAX_INFLATION * archive_size:
+        raise CheckpointError(path, f"its entries would inflate to {inflated} bytes from a {archive_size}-byte "
+                                    f"file, more than {MAX_INFLATION} times its size: refused as a zip bomb")
+    meta = [info for info in infos if info.filename == META_KEY + ".npy"]
+    if meta and meta[0].file_size > MAX_META_BYTES:
+        raise CheckpointError(path, f"{META_KEY!r} takes {meta[0].file_size} bytes, more than the "
+                                    f"{MAX_META_BYTES} this npseq reads (MAX_META_BYTES)")
+
+
+def _read_entry(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo):
+    """One ``.npy`` entry as an array, its header checked against the entry's size before allocating."""
+    np = backend.numpy
+    with archive.open(info) as file:
+        shape, fortran_order, dtype = _npy_header(file)
+        if dtype.hasobject:
+            raise CheckpointError(path, "not an npseq checkpoint: it holds object arrays, which are refused "
+                                        "(allow_pickle=False)")
+        if any(size < 0 for size in shape):
+            raise ValueError(f"entry {info.filename!r}: negative shape {shape}")
+        nbytes = math.prod(shape) * dtype.itemsize
+        if file.tell() + nbytes != info.file_size:
+            raise ValueError(f"entry {info.filename!r}: its header says shape {shape} of {dtype.str} "
+                             f"({nbytes} bytes), the entry holds {info.file_size - file.tell()}")
+        data = bytearray(file.read(nbytes))  # bounded: nbytes is the entry's checked size
+        if len(data) != nbytes or file.read(1):  # reading to the end also checks the CRC
+            raise ValueError(f"entry {info.filename!r}: expected {nbytes} bytes of data, got {len(data)}")
+    array = np.frombuffer(data, dtype=dtype)
+    return array.reshape(shape, order="F" if fortran_order else "C")
+
+
+def _read_arrays(path: str) -> dict:
+    """Every entry of the ``.npz`` at ``path``, each checked before it is read, or a :class:`CheckpointError`."""
+    head = _leading_bytes(path, 8)
+    if head.startswith(_NPY_MAGIC):
         try:
-            return {key: loaded[key] for key in loaded.files}
-        except ValueError as exc:
-            if "pickle" in str(exc):
-                raise CheckpointError(path, "not an npseq checkpoint: it holds object arrays, which are "
-                                            "refused (allow_pickle=False)") from None
-            raise CheckpointError(path, f"truncated or corrupt .npz archive ({type(exc).__name__}: {exc})") from None
-        except (OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise CheckpointError(path, f"truncated or corrupt .npz archive ({type(exc).__name__}: {exc})") from None
+            with open(path, "rb") as file:
+                shape = f" of shape {_npy_header(file)[0]}"
+        except (ValueError, OSError, EOFError):
+            shape = ""
+        raise CheckpointError(path, f"not an npseq checkpoint: a single .npy array{shape}, not a .npz archive")
+    if not head.startswith(_ZIP_MAGIC):
+        raise CheckpointError(path, f"not an npseq checkpoint: not a .npz archive (it starts with {head!r})")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            _check_entries(path, infos)
+            return {info.filename[:-len(".npy")]: _read_entry(path, archive, info) for info in infos}
+    except CheckpointError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+        raise _corrupt(path, exc) from None
 
 
 def _read_meta(path: str, arrays: dict) -> dict:
@@ -450,12 +573,15 @@ def _read_meta(path: str, arrays: dict) -> dict:
         meta = json.loads(raw.tobytes().decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise CheckpointError(path, f"not an npseq checkpoint: {META_KEY!r} is not UTF-8 JSON ({exc})") from None
+    except RecursionError:
+        raise CheckpointError(path, f"{META_KEY!r} nests deeper than this Python parses; npseq never "
+                                    f"writes such a file") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
         raise CheckpointError(path, f"not an npseq checkpoint: {META_KEY!r} has format {found!r}, "
                                     f"expected {FORMAT!r}")
     version = meta.get("format_version")
-    if not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
         raise CheckpointError(path, f"format version {version!r} is not one this npseq {__version__} reads "
                                     f"(1 to {FORMAT_VERSION}); a newer npseq wrote it?")
     missing = [key for key in _META_TYPES if key not in meta]
@@ -466,7 +592,108 @@ def _read_meta(path: str, arrays: dict) -> dict:
             expected = " or ".join("null" if t is type(None) else t.__name__ for t in types)
             raise CheckpointError(path, f"{META_KEY!r} entry {key!r}: expected {expected}, "
                                         f"got {type(meta[key]).__name__}")
+    _check_meta_entries(path, meta)
     return meta
+
+
+# ------------------------------------------------------------ meta.json, in depth
+class _MetaError(Exception):
+    """One bad value inside meta.json: ``where`` (a path such as ``optimizer['step_count']``), the problem."""
+
+    def __init__(self, where: str, problem: str):
+        super().__init__(f"{META_KEY!r} entry {where}: {problem}")
+
+
+def _count(where: str, value, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise _MetaError(where, f"expected an int in [0, {MAX_COUNT}]{' or null' if allow_none else ''}, "
+                                f"got {_short(value)}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(value) -> bool:
+    """A JSON number that converts to a float without overflow (NaN and inf allowed: histories hold them)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) < 2 ** 63
+    return isinstance(value, float)
+
+
+def _check_keys(where: str, value: dict, required: tuple) -> None:
+    missing = [key for key in required if key not in value]
+    unexpected = [key for key in value if key not in required]
+    if missing or unexpected:
+        raise _MetaError(where, f"expected the keys {list(required)}, missing {missing}, unexpected "
+                                f"{_few(unexpected)}")
+
+
+def _check_meta_entries(path: str, meta: dict) -> None:
+    """Everything inside ``meta.json`` that later code relies on, checked once, before anything is built."""
+    try:
+        _count("'step'", meta["step"])
+        _count("'epoch'", meta["epoch"], allow_none=True)
+        for name, entry in meta["parameters"].items():
+            where = f"'parameters'[{name!r}]"
+            if not isinstance(entry, dict):
+                raise _MetaError(where, f"expected a dict with 'shape' and 'dtype', got {_short(entry)}")
+            _check_keys(where, entry, ("shape", "dtype"))
+            shape = entry["shape"]
+            if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                                      for s in shape):
+                raise _MetaError(where + "['shape']", f"expected a list of ints >= 0, got {_short(shape)}")
+            if not isinstance(entry["dtype"], str):
+                raise _MetaError(where + "['dtype']", f"expected a dtype string, got {_short(entry['dtype'])}")
+        optimizer = meta["optimizer"]
+        if optimizer is not None:
+            _check_keys("'optimizer'", optimizer, ("class", "step_count", "hyperparameters", "buffers"))
+            if not isinstance(optimizer["class"], str):
+                raise _MetaError("'optimizer'['class']", f"expected a class name, got {_short(optimizer['class'])}")
+            _count("'optimizer'['step_count']", optimizer["step_count"])
+            hyper = optimizer["hyperparameters"]
+            if not isinstance(hyper, dict):
+                raise _MetaError("'optimizer'['hyperparameters']", f"expected a dict, got {_short(hyper)}")
+            for name, value in hyper.items():
+                if not (_is_number(value) or isinstance(value, bool) or value is None or
+                        (isinstance(value, list) and all(_is_number(v) for v in value))):
+                    raise _MetaError(f"'optimizer'['hyperparameters'][{name!r}]",
+                                     f"expected a number, a bool, null or a list of numbers, got {_short(value)}")
+            buffers = optimizer["buffers"]
+            if not isinstance(buffers, list) or not all(isinstance(b, str) for b in buffers) \
+                    or len(set(buffers)) != len(buffers):
+                raise _MetaError("'optimizer'['buffers']", f"expected a list of distinct names, got {_short(buffers)}")
+            clash = [name for name in buffers if name in hyper or name == "step_count"]
+            if clash:
+                raise _MetaError("'optimizer'['buffers']", f"names {clash} are also hyperparameters")
+        for name, state in meta["rng_states"].items():
+            if not isinstance(state, dict) or not isinstance(state.get("bit_generator"), str) \
+                    or not isinstance(state.get("state"), dict):
+                raise _MetaError(f"'rng_states'[{name!r}]", "expected a generator state (a dict with "
+                                                            f"'bit_generator' and 'state'), got {_short(state)}")
+        history = meta["history"]
+        for name, values in (history or {}).items():
+            if not isinstance(values, list) or not all(_is_number(v) for v in values):
+                raise _MetaError(f"'history'[{name!r}]", f"expected a list of numbers, got {_short(values)}")
+        for name, state in meta["vocabs"].items():
+            if not isinstance(state, dict):
+                raise _MetaError(f"'vocabs'[{name!r}]", f"expected a dict from Vocab.to_dict(), got {_short(state)}")
+    except _MetaError as exc:
+        raise CheckpointError(path, str(exc)) from None
+
+
+def _checked_floats(path: str, entry: str, value):
+    """``value`` must hold finite floating-point numbers: weights and optimizer buffers are never anything else."""
+    if value.dtype.kind != "f":
+        raise CheckpointError(path, f"{entry}: expected floating-point numbers, got dtype {value.dtype}")
+    if not backend.numpy.isfinite(value).all():
+        raise CheckpointError(path, f"{entry}: holds NaN or inf (saved from a run that diverged?)")
+    return value
 
 
 def load_checkpoint(path) -> Checkpoint:
@@ -474,18 +701,16 @@ def load_checkpoint(path) -> Checkpoint:
 
     Raises ``FileNotFoundError`` if there is no file, and :class:`CheckpointError`
     (a ``ValueError`` naming the path and the reason) for a truncated or corrupt
-    archive, a file that is not an npseq checkpoint, a newer format, entries that
-    disagree with ``meta.json``, or a vocabulary whose size disagrees with the config.
+    archive, a file that is not an npseq checkpoint, a newer format, a file beyond
+    the size limits, a malformed ``meta.json``, entries that disagree with it,
+    non-finite or non-float weights, or a vocabulary whose size disagrees with the config.
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint {path}: no such file")
     arrays = _read_arrays(path)
     meta = _read_meta(path, arrays)
-    try:
-        return _checkpoint_from(path, meta, arrays)
-    except (AttributeError, KeyError, TypeError) as exc:  # a hand-edited meta.json of the wrong structure
-        raise CheckpointError(path, f"malformed {META_KEY!r} ({type(exc).__name__}: {exc})") from None
+    return _checkpoint_from(path, meta, arrays)
 
 
 def _checkpoint_from(path: str, meta: dict, arrays: dict) -> Checkpoint:
@@ -506,6 +731,7 @@ def _checkpoint_from(path: str, meta: dict, arrays: dict) -> Checkpoint:
             raise CheckpointError(path, f"param/{name}: {META_KEY!r} says shape {tuple(listed[name]['shape'])} "
                                         f"dtype {listed[name]['dtype']}, the array has {value.shape} "
                                         f"{value.dtype.str}")
+        _checked_floats(path, f"param/{name}", value)
     optim_meta = meta["optimizer"]
     optimizer_state = None
     if optim_meta is None:
@@ -515,6 +741,8 @@ def _checkpoint_from(path: str, meta: dict, arrays: dict) -> Checkpoint:
         if sorted(optim_meta["buffers"]) != sorted(buffers):
             raise CheckpointError(path, f"the optim/ entries {sorted(buffers)} do not match {META_KEY!r}'s "
                                         f"buffer list {sorted(optim_meta['buffers'])}")
+        for name, value in buffers.items():
+            _checked_floats(path, f"optim/{name}", value)
         optimizer_state = {"step_count": optim_meta["step_count"], **optim_meta["hyperparameters"],
                            **{name: buffers[name] for name in optim_meta["buffers"]}}
     try:
@@ -532,6 +760,40 @@ def _checkpoint_from(path: str, meta: dict, arrays: dict) -> Checkpoint:
                       version=meta["npseq_version"])
 
 
+# The tokens a translator needs from its vocabularies: the source ends with <eos>; the target starts
+# from <bos> and stops at <eos>. Without them every lookup would silently give <unk>.
+SEQ2SEQ_TOKENS = {"src": ("<eos>",), "tgt": ("<bos>", "<eos>")}
+
+
+def seq2seq_from_checkpoint(checkpoint: Checkpoint, *, rng: bool = True):
+    """The encoder–decoder that ``checkpoint`` (from :func:`load_checkpoint`) saved, built and restored.
+
+    Before anything is allocated, the config is checked with
+    :func:`~npseq.models.check_seq2seq_config` (types, choices, caps), and the model it
+    describes must not be larger than the parameters saved with it (so a small file
+    cannot ask for gigabytes); saved ``"src"``/``"tgt"`` vocabularies must hold the
+    tokens in :data:`SEQ2SEQ_TOKENS`. Raises :class:`CheckpointError` otherwise.
+    """
+    try:
+        floor = check_seq2seq_config(**checkpoint.config)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(checkpoint.path, f"its config does not build a model with build_seq2seq: {exc}") \
+            from None
+    saved = sum(value.size for value in checkpoint.params.values())
+    if floor > saved:
+        raise CheckpointError(checkpoint.path, f"its config describes a model of at least {floor} parameters, "
+                                               f"but the file holds {saved}: refused before building it")
+    for name, tokens in SEQ2SEQ_TOKENS.items():
+        vocab = checkpoint.vocabs.get(name)
+        missing = [token for token in tokens if vocab is not None and token not in vocab.token_to_idx]
+        if missing:
+            raise CheckpointError(checkpoint.path, f"vocabulary {name!r} lacks {missing}, which a translator "
+                                                   f"needs")
+    model = build_seq2seq(**checkpoint.config)
+    checkpoint.restore(model, rng=rng)
+    return model
+
+
 def load_seq2seq(path, *, rng: bool = True):
     """Rebuild the encoder–decoder saved at ``path``: ``build_seq2seq(**config)``, then restore.
 
@@ -539,13 +801,8 @@ def load_seq2seq(path, *, rng: bool = True):
     in training mode (call ``model.eval()`` for inference), with its parameters and
     (unless ``rng=False``) its generators restored. To resume training, build the
     optimizer over ``model.parameters()`` and call ``checkpoint.restore(model, optimizer)``
-    (restoring the model a second time changes nothing).
+    (restoring the model a second time changes nothing). See :func:`seq2seq_from_checkpoint`
+    for what is checked before the model is built.
     """
     checkpoint = load_checkpoint(path)
-    try:
-        model = build_seq2seq(**checkpoint.config)
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(checkpoint.path, f"its config does not build a model with build_seq2seq: {exc}") \
-            from None
-    checkpoint.restore(model, rng=rng)
-    return model, checkpoint
+    return seq2seq_from_checkpoint(checkpoint, rng=rng), checkpoint

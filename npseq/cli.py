@@ -1,18 +1,24 @@
 """The ``npseq`` command: demo, train, translate, lm, gradcheck, grade, exercises.
 
 User errors (a missing file, a bad option value, a checkpoint that does not fit,
-an empty input) end with exit code 2 and one line saying what to fix; a failed
-gradient check ends with exit code 1.
+an empty input, a request beyond a cap, a diverged run, a full disk) end with exit
+code 2 and one line saying what to fix; a failed gradient check ends with exit
+code 1; Ctrl-C ends with exit code 130 and one line (``train`` first saves a
+checkpoint from which ``--resume`` continues exactly); a reader that goes away
+(``npseq translate ... | head -1``) ends the command quietly with exit code 141,
+as 128 + SIGPIPE, like other Unix tools.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 
 from . import __version__
+from .errors import UserError
 
 # One layer draws the clearest alignment on these short inputs and trains in seconds.
 DEMO_SETTINGS = dict(decoder="bahdanau", cell="gru", embed_size=32, num_hiddens=64, num_layers=1, dropout=0.0)
@@ -20,7 +26,21 @@ DEMO_TRAINING = dict(batch_size=128, lr=0.01, clip=1.0)
 DEMO_EPOCHS = {"numbers": 6, "dates": 8, "reverse": 10}
 
 
-class UsageError(Exception):
+# The flags of `train` that shape the run. Their argparse default is None, so that `--resume` can
+# tell a flag the user gave (which must agree with the checkpoint) from one left out (taken from it).
+TRAIN_DEFAULTS = dict(num_examples=None, num_steps=None, batch_size=64, decoder="bahdanau", score="general",
+                      no_input_feeding=False, cell="gru", embed_size=32, num_hiddens=32, num_layers=2,
+                      dropout=0.1, bidirectional=False, optimizer="adam", lr=0.005, clip=1.0, loss="d2l", seed=0)
+# Flags whose change alters the data a run sees, hence its vocabularies and batches.
+DATA_FLAGS = ("num_examples", "num_steps", "seed")
+# A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
+# beam no longer changes translations, so the command caps it where memory stays small.
+MAX_BEAM_SIZE = 256
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+
+
+class UsageError(UserError):
     """A mistake the user can fix; reported in one line with exit code 2."""
 
 
@@ -36,16 +56,29 @@ def _say(*parts, file=None):
     print(*parts, file=file or sys.stdout, flush=True)
 
 
-def _positive(kind):
+def _positive(kind, maximum=None):
+    """An argparse type: a positive ``kind``, at most ``maximum`` (a cap, named in the error) when given."""
+    expected = f"a positive {kind.__name__}" + (f" up to {maximum}" if maximum is not None else "")
+
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not 0 < value < float("inf") or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
     return parse
+
+
+def _clip_norm(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 (0: no clipping), got {text!r}") from None
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 (0: no clipping), got {text!r}")
+    return value
 
 
 def _probability(text):
@@ -64,12 +97,51 @@ def _existing_file(text):
     return text
 
 
+def _new_file_path(text):
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file path, got an empty string")
+    return text
+
+
+def _check_not_an_input(flag: str, path: str, inputs: dict, hint: str = "") -> None:
+    """``path`` is none of the run's input files (``inputs`` maps their flags to their paths)."""
+    for input_flag, input_path in inputs.items():
+        if input_path and os.path.exists(path) and os.path.exists(input_path) and os.path.samefile(path, input_path):
+            raise UsageError(f"{flag}: {path!r} is the {input_flag} file of this run; refusing to overwrite "
+                             f"an input{hint}")
+
+
+def _check_save_path(path: str, inputs: dict, force: bool) -> None:
+    """Refuse a ``--save`` path where writing would destroy something the user did not mean to lose.
+
+    Refused (unless ``force``): one of the run's ``inputs``, something other than a regular
+    file (a folder, a device, a pipe, a link), or a regular file that is not an npseq
+    checkpoint (a zip archive). A folder that does not exist is an error even with ``force``.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--save: the folder {folder!r} does not exist")
+    if not os.path.lexists(path) or force:
+        return
+    hint = "; pass --force to replace it anyway"
+    _check_not_an_input("--save", path, inputs, hint)
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise UsageError(f"--save: {path!r} exists and is not a regular file; refusing to replace it{hint}")
+    with open(path, "rb") as file:
+        if file.read(4) != b"PK\x03\x04":
+            raise UsageError(f"--save: {path!r} exists and is not an npseq checkpoint; refusing to replace it{hint}")
+
+
 def _output_dir(path: str) -> str:
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out: cannot create the folder {path!r} ({exc.strerror})") from None
     return os.path.abspath(path)
+
+
+OPTIMIZERS = ("adam", "sgd", "adagrad")
+LOSSES = ("mean", "sum", "d2l")
 
 
 def _make_optimizer(name: str, params, lr: float):
@@ -79,7 +151,11 @@ def _make_optimizer(name: str, params, lr: float):
 
 # ------------------------------------------------------------ translation data
 class Corpus:
-    """Training data for ``train``/``demo``: a built-in task or a parallel corpus file."""
+    """Training data for ``train``/``demo``: a built-in task or a parallel corpus file.
+
+    ``num_steps``: ``None`` (the task's own, 10 for a file), an int for both sides, or a
+    ``(source, target)`` pair (a resumed run's; equal sides for a file).
+    """
 
     def __init__(self, task=None, data=None, num_examples=None, batch_size=64, num_steps=None, seed=0):
         from .data import load_data_nmt, load_task, task_text
@@ -92,7 +168,7 @@ class Corpus:
             self.test_pairs = loaded.test_pairs
             self.text = task_text(task)
         else:
-            steps = num_steps or 10
+            steps = (num_steps if isinstance(num_steps, int) else num_steps[0]) if num_steps else 10
             self.batches, self.src_vocab, self.tgt_vocab = load_data_nmt(
                 batch_size, steps, num_examples, path=data, seed=seed)
             self.num_steps = (steps, steps)
@@ -167,6 +243,9 @@ def cmd_demo(args) -> int:
          f"({epochs} epoch{'' if epochs == 1 else 's'}, seed {args.seed})")
     corpus = Corpus(task=args.task, num_examples=args.num_examples, batch_size=DEMO_TRAINING["batch_size"],
                     seed=args.seed)
+    if not corpus.test_pairs:
+        raise UsageError(f"--num-examples: {args.num_examples} examples leave no test pair to show the model "
+                         f"on (a tenth is held out); give more")
     _say(f"data: {len(corpus.batches.arrays[0])} training pairs, {len(corpus.test_pairs)} test pairs, "
          f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)} tokens")
     model = build_seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), seed=args.seed, **DEMO_SETTINGS)
@@ -207,77 +286,200 @@ def _model_config(args, corpus) -> dict:
                 score=args.score, input_feeding=not args.no_input_feeding, seed=args.seed)
 
 
+def _saved_run(checkpoint) -> dict:
+    """The run settings ``npseq train`` keeps in a checkpoint's ``extra``, validated with their limits.
+
+    Only the keys present are checked (a checkpoint written by the library may have none);
+    ``train --resume`` then asks for the ones it needs. Raises :class:`CheckpointError`.
+    """
+    from .checkpoint import CheckpointError
+    from .data import TASKS
+    from .decode import MAX_DECODE_LEN
+    from .train import EpochProgress, History
+
+    def positive(value, cap=None):
+        return (not isinstance(value, bool) and isinstance(value, int) and value >= 1
+                and (cap is None or value <= cap))
+
+    number = (int, float)
+    rules = {
+        "task": (lambda v: v is None or v in TASKS, f"null or one of {TASKS}"),
+        "data": (lambda v: v is None or isinstance(v, str), "null or a path"),
+        "num_steps": (lambda v: isinstance(v, list) and len(v) == 2 and all(positive(s, MAX_DECODE_LEN) for s in v),
+                      f"[source steps, target steps], each an int in [1, {MAX_DECODE_LEN}]"),
+        "num_examples": (lambda v: v is None or positive(v), "null or a positive int"),
+        "optimizer": (lambda v: v in OPTIMIZERS, f"one of {OPTIMIZERS}"),
+        "loss": (lambda v: v in LOSSES, f"one of {LOSSES}"),
+        # Compared, not converted: float(10**400) overflows.
+        "clip": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v <= 2.0 ** 63,
+                 "a number in [0, 2**63]"),
+        "batch_size": (positive, "a positive int"),
+        "seed": (lambda v: not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2 ** 63, "an int >= 0"),
+    }
+    run = dict(checkpoint.extra)
+    for key, (ok, expected) in rules.items():
+        if key in run and not ok(run[key]):
+            raise CheckpointError(checkpoint.path, f"extra[{key!r}]: expected {expected}, got {run[key]!r:.60}")
+    try:
+        if "epoch_progress" in run:
+            run["epoch_progress"] = EpochProgress.from_dict(run["epoch_progress"])
+        run["history"] = History.from_dict(checkpoint.history) if checkpoint.history else History()
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(checkpoint.path, f"its training progress is malformed: {exc}") from None
+    return run
+
+
+def _saved_flags(checkpoint, run: dict) -> dict:
+    """The value of every :data:`TRAIN_DEFAULTS` flag in the run that ``checkpoint`` saved."""
+    from .checkpoint import CheckpointError
+    run_keys = ("num_steps", "num_examples", "optimizer", "loss", "clip", "batch_size", "seed")
+    model_keys = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score",
+                  "input_feeding")
+    config = checkpoint.config
+    lacking = [f"extra[{key!r}]" for key in run_keys if key not in run]
+    lacking += [f"config[{key!r}]" for key in model_keys if key not in config]
+    if "lr" not in (checkpoint.optimizer_state or {}):
+        lacking.append("an optimizer state with lr")
+    if lacking:
+        raise CheckpointError(checkpoint.path, f"was not written by npseq train (it lacks {', '.join(lacking)}), "
+                                               f"so it cannot be resumed")
+    lr = checkpoint.optimizer_state["lr"]
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
+        raise CheckpointError(checkpoint.path, f"its optimizer's lr: expected a positive number, got {lr!r:.40}")
+    flags = {key: config[key] for key in model_keys if key != "input_feeding"}
+    flags.update({key: run[key] for key in run_keys if key != "num_steps"})
+    flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
+    return flags
+
+
+def _resume_settings(args, checkpoint, run: dict) -> None:
+    """Take the run's settings from the checkpoint into ``args``; a flag given with another value is an error."""
+    saved = _saved_flags(checkpoint, run)
+    for key in TRAIN_DEFAULTS:
+        given = getattr(args, key)
+        expected = saved[key]
+        if key == "num_steps" and given is not None:
+            given = (given, given)
+        if given is not None and given != expected:
+            flag = "--" + key.replace("_", "-")
+            shown = given[0] if key == "num_steps" else given
+            why = " (it changes the data and the vocabularies)" if key in DATA_FLAGS else ""
+            raise UsageError(f"--resume: {flag} {shown} conflicts with {args.resume}, which was trained with "
+                             f"{flag} {expected}{why}; leave {flag} out to continue the saved run")
+        setattr(args, key, expected)
+
+
+class _CtrlC:
+    """While active, the first Ctrl-C only asks the training loop to stop after the current batch.
+
+    The loop then returns between two updates and the command saves a consistent checkpoint,
+    all within a batch's time. A second Ctrl-C interrupts at once (the default behaviour).
+    """
+
+    def __init__(self):
+        self.pressed = False
+
+    def _handler(self, signum, frame):
+        self.pressed = True
+        signal.signal(signal.SIGINT, self._previous)
+
+    def __enter__(self):
+        self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc_info):
+        signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
 def cmd_train(args) -> int:
-    from .checkpoint import load_seq2seq, save_checkpoint
+    from . import backend
+    from .checkpoint import load_checkpoint, save_checkpoint, seq2seq_from_checkpoint
     from .models import build_seq2seq
     from .nn import MaskedSoftmaxCELoss
-    from .train import History, train_seq2seq
+    from .train import EpochProgress, History, train_seq2seq
     if (args.task is None) == (args.data is None):
         raise UsageError("give exactly one of --task NAME or --data PATH")
-    corpus = Corpus(args.task, args.data, args.num_examples, args.batch_size, args.num_steps, args.seed)
-    history = History()
-    done_epochs = 0
-    completed = [0]  # epochs finished so far, updated as training goes
+    if args.save:
+        _check_save_path(args.save, {"--data": args.data}, args.force)
+    position = EpochProgress()
     if args.resume:
-        model, checkpoint = load_seq2seq(args.resume)
-        saved = checkpoint.extra or {}
-        if saved.get("task") != args.task or saved.get("data") != (args.data and os.path.abspath(args.data)):
+        checkpoint = load_checkpoint(args.resume)
+        run = _saved_run(checkpoint)
+        if run.get("task") != args.task or run.get("data") != (args.data and os.path.abspath(args.data)):
             raise UsageError(f"--resume: {args.resume} was trained on "
-                             f"{saved.get('task') or saved.get('data')}, not on {args.task or args.data}")
-        if checkpoint.vocabs["src"] != corpus.src_vocab or checkpoint.vocabs["tgt"] != corpus.tgt_vocab:
+                             f"{run.get('task') or run.get('data')}, not on {args.task or args.data}")
+        _resume_settings(args, checkpoint, run)
+    else:
+        for key, value in TRAIN_DEFAULTS.items():
+            if getattr(args, key) is None:
+                setattr(args, key, value)
+    corpus = Corpus(args.task, args.data, args.num_examples, args.batch_size, args.num_steps, args.seed)
+    done_epochs = 0
+    if args.resume:
+        if checkpoint.vocabs.get("src") != corpus.src_vocab or checkpoint.vocabs.get("tgt") != corpus.tgt_vocab:
             raise UsageError(f"--resume: the vocabularies in {args.resume} differ from this data's "
                              f"(same --num-examples and --seed as the saved run?)")
+        position = run.get("epoch_progress", position)
+        if position.batches_done >= len(corpus.batches):
+            raise UsageError(f"--resume: {args.resume} stopped after batch {position.batches_done} of an epoch "
+                             f"of {len(corpus.batches)} batches")
+        model = seq2seq_from_checkpoint(checkpoint)
         config = checkpoint.config
-        optimizer = _make_optimizer(saved.get("optimizer", args.optimizer), model.parameters(), args.lr)
+        optimizer = _make_optimizer(args.optimizer, model.parameters(), args.lr)
         checkpoint.restore(model, optimizer)
         done_epochs = checkpoint.epoch or 0
-        history = History(**checkpoint.history) if checkpoint.history else history
-        args.loss = saved.get("loss", args.loss)
-        args.clip = saved.get("clip", args.clip)
-        _say(f"resuming {args.resume} after epoch {done_epochs}")
+        history = run["history"]
+        where = f" and {position.batches_done} batches" if position.batches_done else ""
+        _say(f"resuming {args.resume} after epoch {done_epochs}{where}")
     else:
         config = _model_config(args, corpus)
         model = build_seq2seq(**config)
         optimizer = _make_optimizer(args.optimizer, model.parameters(), args.lr)
+        history = History()
     remaining = args.epochs - done_epochs
     if remaining <= 0:
         raise UsageError(f"--epochs: the run already has {done_epochs} epochs; ask for more than that")
     corpus.batches.set_epoch(done_epochs)
-    completed[0] = done_epochs
+    completed = [done_epochs]  # epochs finished so far, updated as training goes
     extra = dict(task=args.task, data=args.data and os.path.abspath(args.data), num_steps=list(corpus.num_steps),
                  num_examples=args.num_examples, optimizer=args.optimizer, loss=args.loss, clip=args.clip,
                  batch_size=args.batch_size, seed=args.seed)
 
-    def save(epoch):
+    def save():
         if args.save:
             save_checkpoint(args.save, model, config=config, vocabs={"src": corpus.src_vocab, "tgt": corpus.tgt_vocab},
-                            optimizer=optimizer, epoch=epoch, history=history.to_dict(), extra=extra)
+                            optimizer=optimizer, epoch=completed[0], history=history.to_dict(),
+                            extra=dict(extra, epoch_progress=position.to_dict()))
 
     def on_epoch_end(epoch, epoch_history):
         for key, values in epoch_history.to_dict().items():
             getattr(history, key).append(values[-1])
         completed[0] = done_epochs + epoch + 1
-        save(completed[0])
+        save()
 
-    _say(f"training a {config['decoder']} {config['cell'].upper()} encoder-decoder on "
-         f"{args.task or args.data}: {len(corpus.batches.arrays[0])} pairs, "
-         f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)}")
-    try:
-        train_seq2seq(model, corpus.batches, corpus.tgt_vocab, optimizer, remaining,
-                      loss_fn=MaskedSoftmaxCELoss(args.loss), clip=args.clip or None, seed=args.seed,
-                      progress=not args.no_progress, on_epoch_end=on_epoch_end)
-    except KeyboardInterrupt:
-        # Every finished epoch is already saved; the interrupted one is dropped, so a resumed
-        # run repeats it from its start and continues exactly as an uninterrupted run would.
-        if args.save:
-            if completed[0] == done_epochs and not args.resume:
-                model.clear_caches()
-                save(0)
-            _say(f"\ninterrupted: the checkpoint of epoch {completed[0]} is in {args.save}; "
+    with _CtrlC() as ctrl_c:
+        _say(f"training a {config['decoder']} {config['cell'].upper()} encoder-decoder on "
+             f"{args.task or args.data}: {len(corpus.batches.arrays[0])} pairs, "
+             f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)}")
+        # A diverging run is reported as one TrainingDiverged line, not as NumPy's overflow warnings.
+        with backend.numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            train_seq2seq(model, corpus.batches, corpus.tgt_vocab, optimizer, remaining,
+                          loss_fn=MaskedSoftmaxCELoss(args.loss), clip=args.clip or None, seed=args.seed,
+                          progress=not args.no_progress, on_epoch_end=on_epoch_end, stop=lambda: ctrl_c.pressed,
+                          position=position)
+        if ctrl_c.pressed and completed[0] < args.epochs:
+            # The loop stopped between two updates: the checkpoint holds the model, optimizer and
+            # generators of that moment and where in the epoch it was, so --resume continues exactly.
+            if not args.save:
+                _say("\ninterrupted (no --save was given, so nothing was kept)", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            save()
+            where = (f" plus {position.batches_done} of {len(corpus.batches)} batches of epoch {completed[0] + 1}"
+                     if position.batches_done else "")
+            _say(f"\ninterrupted: the checkpoint of epoch {completed[0]}{where} is in {args.save}; "
                  f"continue with --resume {args.save}", file=sys.stderr)
-        else:
-            _say("\ninterrupted (no --save was given, so nothing was kept)", file=sys.stderr)
-        return 130
+            return EXIT_INTERRUPTED
     _say(f"epoch {args.epochs}: loss {history.loss[-1]:.4f}, per-token cross-entropy {history.token_ce[-1]:.4f}"
          + (f", d2l metric {history.d2l_metric[-1]:.4f}" if args.loss == "d2l" else ""))
     if corpus.test_pairs:
@@ -290,12 +492,15 @@ def cmd_train(args) -> int:
 
 # ----------------------------------------------------------------- translate
 def cmd_translate(args) -> int:
-    from .checkpoint import load_seq2seq
+    from .checkpoint import load_checkpoint, seq2seq_from_checkpoint
     from .viz import show_heatmaps
-    model, checkpoint = load_seq2seq(args.checkpoint)
-    if not checkpoint.vocabs or "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:
+    if args.attention_png:
+        _check_not_an_input("--attention-png", args.attention_png, {"checkpoint": args.checkpoint})
+    checkpoint = load_checkpoint(args.checkpoint)
+    saved = _saved_run(checkpoint)
+    if "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:
         raise UsageError(f"checkpoint: {args.checkpoint} holds no source and target vocabularies")
-    saved = checkpoint.extra or {}
+    model = seq2seq_from_checkpoint(checkpoint)
     task = saved.get("task")
     src_max_len, max_len = saved.get("num_steps") or [10, 10]
     max_len = args.max_len or max_len
@@ -319,10 +524,14 @@ def cmd_translate(args) -> int:
 
 # ------------------------------------------------------------------------ lm
 def cmd_lm(args) -> int:
-    from .data import SeqDataLoader, load_corpus, split_corpus
+    from .data import SeqDataLoader, load_corpus, preprocess_lm, split_corpus, tokenize_lm
     from .models import RNNLM
     from .optim import Adam
     from .train import predict, train_lm
+    # The prompt is tokenised as the corpus is: characters, or words that predict() joins with spaces.
+    prefix = args.prefix if args.level == "char" else tokenize_lm(preprocess_lm(args.prefix), "word")
+    if not prefix:
+        raise UsageError(f"--prefix: expected at least one word to start the samples from, got {args.prefix!r}")
     ids, vocab = load_corpus(path=args.data, level=args.level, max_tokens=args.max_tokens)
     train, valid = split_corpus(ids, 0.1)
     _say(f"corpus: {args.data or 'the built-in Python documentation prose'}, {len(ids)} {args.level} tokens, "
@@ -334,8 +543,7 @@ def cmd_lm(args) -> int:
     _say(f"after {len(history.train_ppl)} epochs: train perplexity {history.train_ppl[-1]:.2f}, "
          f"validation perplexity {history.valid_ppl[-1]:.2f}")
     for i in range(args.samples):
-        text = predict(model, args.prefix, args.num_preds, vocab, temperature=args.temperature,
-                       rng=args.seed + i)
+        text = predict(model, prefix, args.num_preds, vocab, temperature=args.temperature, rng=args.seed + i)
         _say(f"sample: {text!r}")
     return 0
 
@@ -359,6 +567,8 @@ def cmd_gradcheck(args) -> int:
 # ------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from .data import TASKS
+    from .decode import MAX_DECODE_LEN
+    from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS
     parser = _Parser(
         prog="npseq",
         description="Sequence models written by hand in NumPy: RNN, GRU, LSTM, attention, seq2seq.")
@@ -380,29 +590,34 @@ def build_parser() -> argparse.ArgumentParser:
     source = train.add_argument_group("data")
     source.add_argument("--task", choices=TASKS, help="a built-in task")
     source.add_argument("--data", type=_existing_file, help="a tab-separated parallel corpus (e.g. fra.txt)")
+    # Defaults of the run-shaping flags are None here and TRAIN_DEFAULTS in cmd_train (see there).
+    defaults = TRAIN_DEFAULTS
     source.add_argument("--num-examples", type=_positive(int), default=None)
-    source.add_argument("--num-steps", type=_positive(int), default=None, help="default: 10 for --data, the task's own")
-    source.add_argument("--batch-size", type=_positive(int), default=64)
-    model = train.add_argument_group("model")
-    model.add_argument("--decoder", choices=["plain", "bahdanau", "luong"], default="bahdanau")
-    model.add_argument("--score", choices=["dot", "general", "concat"], default="general", help="Luong's score")
-    model.add_argument("--no-input-feeding", action="store_true", help="Luong without input feeding")
-    model.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
-    model.add_argument("--embed-size", type=_positive(int), default=32)
-    model.add_argument("--num-hiddens", type=_positive(int), default=32)
-    model.add_argument("--num-layers", type=_positive(int), default=2)
-    model.add_argument("--dropout", type=_probability, default=0.1)
-    model.add_argument("--bidirectional", action="store_true", help="bidirectional encoder")
-    optim = train.add_argument_group("optimisation")
-    optim.add_argument("--optimizer", choices=["adam", "sgd", "adagrad"], default="adam")
-    optim.add_argument("--lr", type=_positive(float), default=0.005)
-    optim.add_argument("--clip", type=float, default=1.0, help="global gradient-norm clip (0: none)")
-    optim.add_argument("--loss", choices=["mean", "sum", "d2l"], default="d2l",
-                       help="reduction of the masked cross-entropy (default d2l's)")
-    optim.add_argument("--epochs", type=_positive(int), default=250)
-    optim.add_argument("--seed", type=int, default=0)
+    source.add_argument("--num-steps", type=_positive(int, MAX_DECODE_LEN), default=None,
+                        help="default: 10 for --data, the task's own")
+    source.add_argument("--batch-size", type=_positive(int), help=f"default: {defaults['batch_size']}")
+    model = train.add_argument_group("model (with --resume: taken from the checkpoint)")
+    model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
+    model.add_argument("--score", choices=["dot", "general", "concat"], help="Luong's score (default: general)")
+    model.add_argument("--no-input-feeding", action="store_const", const=True, help="Luong without input feeding")
+    model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
+    model.add_argument("--embed-size", type=_positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
+    model.add_argument("--num-hiddens", type=_positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
+    model.add_argument("--num-layers", type=_positive(int, MAX_LAYERS), help=f"default: {defaults['num_layers']}")
+    model.add_argument("--dropout", type=_probability, help=f"default: {defaults['dropout']}")
+    model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
+    optim = train.add_argument_group("optimisation (with --resume: taken from the checkpoint)")
+    optim.add_argument("--optimizer", choices=OPTIMIZERS, help=f"default: {defaults['optimizer']}")
+    optim.add_argument("--lr", type=_positive(float), help=f"default: {defaults['lr']}")
+    optim.add_argument("--clip", type=_clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
+    optim.add_argument("--loss", choices=LOSSES, help="reduction of the masked cross-entropy (default d2l's)")
+    optim.add_argument("--epochs", type=_positive(int), default=250, help="the total, resumed epochs included")
+    optim.add_argument("--seed", type=int, help="default: 0")
     run = train.add_argument_group("checkpoints")
-    run.add_argument("--save", help="checkpoint path (.npz), written after every epoch and on Ctrl-C")
+    run.add_argument("--save", type=_new_file_path,
+                     help="checkpoint path (.npz), written after every epoch and on Ctrl-C")
+    run.add_argument("--force", action="store_true",
+                     help="let --save replace a file that is not a checkpoint or is an input of the run")
     run.add_argument("--resume", type=_existing_file, help="continue the run saved in this checkpoint")
     run.add_argument("--no-progress", action="store_true")
     train.set_defaults(run=cmd_train)
@@ -410,9 +625,10 @@ def build_parser() -> argparse.ArgumentParser:
     translate = commands.add_parser("translate", help="translate sentences with a saved model")
     translate.add_argument("checkpoint", type=_existing_file)
     translate.add_argument("sentences", nargs="*", help="sentences (default: one per line on stdin)")
-    translate.add_argument("--beam", type=_positive(int), default=1, help="beam size (1: greedy)")
+    translate.add_argument("--beam", type=_positive(int, MAX_BEAM_SIZE), default=1, help="beam size (1: greedy)")
     translate.add_argument("--alpha", type=float, default=0.75, help="length penalty exponent of beam search")
-    translate.add_argument("--max-len", type=_positive(int), default=None)
+    translate.add_argument("--max-len", type=_positive(int, MAX_DECODE_LEN), default=None,
+                           help="most output tokens (default: the trained length)")
     translate.add_argument("--attention-png", help="draw the attention of each sentence to this PNG")
     translate.set_defaults(run=cmd_translate)
 
@@ -451,11 +667,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _user_errors():
-    """Exceptions that mean the input was wrong, not npseq."""
+    """Exceptions that mean the input was wrong, not npseq: the :class:`~npseq.errors.UserError` family
+    (usage, checkpoints, limits, divergence, failed writes), and what Python and NumPy raise for a bad
+    file or value."""
     from .backend import BackendError
-    from .checkpoint import CheckpointError
-    return (UsageError, BackendError, CheckpointError, FileNotFoundError, IsADirectoryError, PermissionError,
-            UnicodeDecodeError, ValueError)
+    return (UserError, BackendError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
+            ValueError)
+
+
+class _Interrupts:
+    """Ctrl-C for a whole command: raise KeyboardInterrupt, and again every quarter second until it ends.
+
+    One KeyboardInterrupt is not always enough: C code that calls back into Python and then
+    clears the error it sees (it happens inside NumPy during gradient checks, about one Ctrl-C
+    in ten) swallows it, and the command would run on. Repeating the interrupt from a helper
+    thread makes Ctrl-C stop the command within a second all the same.
+    """
+    REPEAT_S = 0.25
+
+    def __init__(self):
+        self.pressed = threading.Event()
+        self.finished = threading.Event()  # main() is reporting: no more interrupts
+
+    def handler(self, signum, frame):
+        if self.finished.is_set():
+            return
+        if not self.pressed.is_set():
+            self.pressed.set()
+            threading.Thread(target=self._repeat, args=(threading.main_thread().ident,), daemon=True).start()
+        raise KeyboardInterrupt
+
+    def _repeat(self, main_thread: int):
+        while not self.finished.wait(self.REPEAT_S):
+            signal.pthread_kill(main_thread, signal.SIGINT)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush does not fail again on a closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def main(argv=None) -> int:
@@ -475,16 +726,30 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    interrupts = _Interrupts()
+    previous_handler = signal.signal(signal.SIGINT, interrupts.handler)
     try:
         from .backend import backend_name
         backend_name()  # applies NPSEQ_BACKEND now, so a missing GPU is reported before any work
-        return args.run(args)
+        code = args.run(args)
+        if not interrupts.pressed.is_set():
+            return code
+        raise KeyboardInterrupt  # every interrupt was swallowed on the way: report it all the same
     except _user_errors() as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         _say(f"npseq {args.command}: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        interrupts.finished.set()
+        _say(f"\nnpseq {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    finally:
+        interrupts.finished.set()
+        signal.signal(signal.SIGINT, previous_handler)
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(BrokenPipeError):
-        sys.exit(main())
+    sys.exit(main())

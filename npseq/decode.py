@@ -31,12 +31,17 @@ from typing import Any
 
 from . import backend
 from ._checks import check_ndim, check_token_ids, check_valid_lens
+from .errors import LimitError
 from .data import preprocess_nmt
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
 from .models.seq2seq import reorder_state
 
 LENGTH_PENALTIES = ("d2l", "gnmt")
+# An explicit cap on a search's length: max_len bounds the decoder steps, so without a cap one typo
+# asks for hours. (Beam size has none here: a beam of k >= V**max_len is exhaustive search, which
+# teaching code compares against; the command line caps --beam.)
+MAX_DECODE_LEN = 1024
 
 
 @dataclasses.dataclass
@@ -70,10 +75,25 @@ def sequence_score(log_prob: float, length: int, alpha: float, length_penalty: s
     return log_prob / length_penalty_factor(length, alpha, length_penalty)
 
 
-def _check_count(name: str, value) -> int:
+def _check_count(name: str, value, maximum: int | None = None) -> int:
+    """``value`` is an int >= 1 and, when ``maximum`` is given, at most that cap (named in the error)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name}: expected a positive int, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise LimitError(f"{name}: expected a positive int up to {maximum}, got {value}")
     return value
+
+
+def _check_special_ids(model, bos_id, eos_id) -> None:
+    """``bos_id`` is an id of the model's target vocabulary (it is fed to the decoder); ``eos_id`` an int
+    (one outside the vocabulary is never produced: the search then runs to ``max_len``)."""
+    vocab_size = model.decoder.vocab_size
+    if isinstance(bos_id, bool) or not isinstance(bos_id, (int, backend.numpy.integer)) \
+            or not 0 <= bos_id < vocab_size:
+        raise ValueError(f"bos_id: expected a token id in [0, {vocab_size - 1}] (the target vocabulary), "
+                         f"got {bos_id!r}")
+    if isinstance(eos_id, bool) or not isinstance(eos_id, (int, backend.numpy.integer)):
+        raise TypeError(f"eos_id: expected an int token id, got {type(eos_id).__name__} {eos_id!r}")
 
 
 def _check_scoring(alpha, length_penalty) -> None:
@@ -91,6 +111,8 @@ def _source_batch(model, src):
     """
     host_src = backend.to_numpy(src)
     check_ndim("src", host_src, 1, "(S,)")
+    if host_src.size == 0:
+        raise ValueError("src: expected at least one token id (e.g. <eos>), got an empty array")
     check_token_ids("src", host_src, model.encoder.vocab_size)
     src = backend.asarray(host_src)
     return src[None, :], backend.xp.asarray([src.shape[0]], dtype=src.dtype)
@@ -129,7 +151,8 @@ def greedy_search(model, src, *, bos_id: int, eos_id: int, max_len: int) -> Sear
     Returns:
         A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
     """
-    _check_count("max_len", max_len)
+    _check_count("max_len", max_len, MAX_DECODE_LEN)
+    _check_special_ids(model, bos_id, eos_id)
     with _inference(model):
         state = model.encode(*_source_batch(model, src))
         token = backend.xp.asarray([bos_id])
@@ -163,7 +186,8 @@ def greedy_search_batch(model, src, src_valid_lens, *, bos_id: int, eos_id: int,
     Returns:
         A list of ``N`` token-id lists (``<eos>`` and what follows dropped).
     """
-    _check_count("max_len", max_len)
+    _check_count("max_len", max_len, MAX_DECODE_LEN)
+    _check_special_ids(model, bos_id, eos_id)
     with _inference(model):
         xp = backend.xp
         src, src_valid_lens = backend.to_numpy(src), backend.to_numpy(src_valid_lens)
@@ -285,7 +309,7 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     Args:
         model: an ``EncoderDecoder``.
         src: ``(S,)`` source token ids (a sentence, ``<eos>`` included, unpadded).
-        max_len: the most tokens generated (``<eos>`` included).
+        max_len: the most tokens generated (``<eos>`` included), at most :data:`MAX_DECODE_LEN`.
         beam_size: ``k``, at least 1.
         alpha: the length-penalty exponent (0: rank by :math:`\\log P` alone).
         length_penalty: ``"d2l"`` (:math:`L^\\alpha`) or ``"gnmt"`` (:math:`((5 + L)/6)^\\alpha`).
@@ -295,9 +319,10 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     Returns:
         A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
     """
-    _check_count("max_len", max_len)
+    _check_count("max_len", max_len, MAX_DECODE_LEN)
     _check_count("beam_size", beam_size)
     _check_scoring(alpha, length_penalty)
+    _check_special_ids(model, bos_id, eos_id)
     vocab_size = model.decoder.vocab_size
     record = BeamTrace(beam_size, alpha, length_penalty) if trace else None
     finished = []  # (score, log_prob, tokens with <eos> if produced, attention (L, S) or None, status)
@@ -377,9 +402,10 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
     Returns:
         A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
     """
-    _check_count("max_len", max_len)
+    _check_count("max_len", max_len, MAX_DECODE_LEN)
     _check_count("max_space", max_space)
     _check_scoring(alpha, length_penalty)
+    _check_special_ids(model, bos_id, eos_id)
     vocab_size = model.decoder.vocab_size
     space = vocab_size ** max_len
     if space > max_space:

@@ -10,6 +10,7 @@ from tqdm.auto import tqdm
 
 from . import backend
 from ._checks import check_token_ids, check_valid_lens
+from .errors import TrainingDiverged
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
 from .metrics import perplexity
@@ -38,6 +39,63 @@ class History:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "History":
+        """The history that :meth:`to_dict` gave; ``ValueError`` naming the first unknown key or bad list."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state: expected a dict from History.to_dict(), got {type(state).__name__}")
+        known = [field.name for field in dataclasses.fields(cls)]
+        unknown = [key for key in state if key not in known]
+        if unknown:
+            raise ValueError(f"state: expected the keys {known}, got unknown keys {unknown}")
+        lengths = {len(values) for values in state.values() if isinstance(values, list)}
+        if len(lengths) > 1 or any(not isinstance(values, list) for values in state.values()):
+            raise ValueError("state: expected one list of numbers per statistic, all of the same length")
+        return cls(**{key: list(values) for key, values in state.items()})
+
+
+_MAX_COUNT = 2 ** 53  # sums and counts above this lose precision as floats: no real epoch reaches it
+
+
+@dataclasses.dataclass
+class EpochProgress:
+    """How far the current epoch of :func:`train_seq2seq` has run: a record the caller owns.
+
+    The loop updates it after every batch and clears it when the epoch ends, so at any
+    stop it says where to continue: ``batches_done`` batches of the epoch are done, and
+    the sums behind the epoch's statistics so far are ``loss_sum``, ``nll_sum``,
+    ``norm_sum`` (over batches), ``num_tokens`` and ``wall_s``. Passing the record back
+    to ``train_seq2seq`` (with the same batches at the same epoch, the model, optimizer
+    and generators restored) skips the done batches and continues bit for bit.
+    """
+    batches_done: int = 0
+    loss_sum: float = 0.0
+    nll_sum: float = 0.0
+    norm_sum: float = 0.0
+    num_tokens: int = 0
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "EpochProgress":
+        """The record :meth:`to_dict` gave; ``ValueError`` naming the first missing or bad field."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state: expected a dict from EpochProgress.to_dict(), got {type(state).__name__}")
+        fields = {field.name: field.type for field in dataclasses.fields(cls)}
+        if set(state) != set(fields):
+            raise ValueError(f"state: expected the keys {sorted(fields)}, got {sorted(state)}")
+        for name, kind in fields.items():
+            value, counts = state[name], kind == "int"
+            # Ints are compared, never converted: float(10**400) would overflow.
+            number = not isinstance(value, bool) and (isinstance(value, int) or
+                                                        (not counts and isinstance(value, float)))
+            if not (number and 0 <= value <= _MAX_COUNT):
+                raise ValueError(f"state[{name!r}]: expected {'an int' if counts else 'a number'} in "
+                                 f"[0, {_MAX_COUNT}], got {value!r:.40}")
+        return cls(**state)
 
 
 def teacher_forcing_inputs(Y, bos_id: int):
@@ -86,7 +144,7 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
 
 def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss_fn=None, clip: float | None = 1.0,
                   sampling_ratio: float = 0.0, seed=0, rng=None, progress: bool = True,
-                  on_epoch_end=None) -> History:
+                  on_epoch_end=None, stop=None, position: EpochProgress | None = None) -> History:
     """Train an :class:`~npseq.models.EncoderDecoder` with teacher forcing.
 
     Each batch ``(X, X_valid_len, Y, Y_valid_len)`` feeds the decoder ``<bos>``
@@ -110,41 +168,76 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
             ``bit_generator.state`` with a checkpoint, to resume a ``sampling_ratio > 0``
             run bit-exactly.
         on_epoch_end: optional ``callback(epoch, history)``.
+        stop: optional ``callable() -> bool``, asked before every batch; when it answers
+            True, training returns at once (between two updates, never inside one) with
+            the epochs finished so far, and ``position`` says where it stopped. A Ctrl-C
+            handler that sets a flag makes a stop that leaves a consistent state.
+        position: an :class:`EpochProgress` the loop keeps up to date (default: a private
+            one). A record with ``batches_done > 0`` continues that epoch: its first
+            ``batches_done`` batches are skipped and its sums carried on.
 
     Returns:
         A :class:`History`.
+
+    Raises:
+        TrainingDiverged: a gradient became NaN or inf (the weights are left as they were
+            before that batch), the loss did, or the weights did by the end of an epoch; epochs
+            in its message count from the start of this call.
     """
     if not isinstance(num_epochs, int) or num_epochs < 1:
         raise ValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
     loss_fn = loss_fn or MaskedSoftmaxCELoss("mean")
     rng = make_rng(seed if rng is None else rng)
+    position = EpochProgress() if position is None else position
     bos_id = tgt_vocab["<bos>"]
     history = History()
     model.train()
     bar = tqdm(range(num_epochs), desc="train", unit="epoch", disable=not progress)
     for epoch in bar:
-        start = time.perf_counter()
-        loss_sum = nll_sum = norm_sum = 0.0
-        num_tokens = num_batches = 0
-        for batch in batches:
-            loss, nll, tokens, norm = train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id, clip,
-                                                         sampling_ratio, rng)
-            loss_sum, nll_sum, norm_sum = loss_sum + loss, nll_sum + nll, norm_sum + norm
-            num_tokens, num_batches = num_tokens + tokens, num_batches + 1
+        start = time.perf_counter() - position.wall_s
+        for batch in itertools.islice(batches, position.batches_done, None):
+            if stop is not None and stop():
+                position.wall_s = time.perf_counter() - start
+                bar.close()
+                return history
+            try:
+                loss, nll, tokens, norm = train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id, clip,
+                                                             sampling_ratio, rng)
+            except FloatingPointError:  # from clip_grad_norm, before this batch touched the weights
+                raise TrainingDiverged(f"training diverged in epoch {epoch + 1}, batch "
+                                       f"{position.batches_done + 1}: the gradients hold NaN or inf "
+                                       f"(learning rate too high?)") from None
+            if not math.isfinite(loss):
+                raise TrainingDiverged(f"training diverged in epoch {epoch + 1}, batch "
+                                       f"{position.batches_done + 1}: the loss is {loss}")
+            position.loss_sum, position.nll_sum = position.loss_sum + loss, position.nll_sum + nll
+            position.norm_sum, position.num_tokens = position.norm_sum + norm, position.num_tokens + tokens
+            position.batches_done += 1
+        num_batches = position.batches_done
         if num_batches == 0:
             raise ValueError("batches: expected at least one batch per epoch, got none")
+        if not all(bool(backend.get_array_module(p.data).isfinite(p.data).all()) for p in optimizer.params):
+            raise TrainingDiverged(f"training diverged in epoch {epoch + 1}: the last update made weights "
+                                   f"NaN or inf")
         wall = time.perf_counter() - start
-        history.loss.append(loss_sum / num_batches)
-        history.token_ce.append(nll_sum / max(num_tokens, 1))
-        history.d2l_metric.append(loss_sum / max(num_tokens, 1))
-        history.grad_norm.append(norm_sum / num_batches)
-        history.tokens_per_s.append(num_tokens / wall if wall > 0 else math.inf)
+        history.loss.append(position.loss_sum / num_batches)
+        history.token_ce.append(position.nll_sum / max(position.num_tokens, 1))
+        history.d2l_metric.append(position.loss_sum / max(position.num_tokens, 1))
+        history.grad_norm.append(position.norm_sum / num_batches)
+        history.tokens_per_s.append(position.num_tokens / wall if wall > 0 else math.inf)
         history.wall_s.append(wall)
         bar.set_postfix(loss=f"{history.loss[-1]:.4f}", ce=f"{history.token_ce[-1]:.3f}",
                         tok_s=f"{history.tokens_per_s[-1]:.0f}")
+        _clear(position)
         if on_epoch_end is not None:
             on_epoch_end(epoch, history)
     return history
+
+
+def _clear(position: EpochProgress) -> None:
+    """Reset ``position`` in place for a new epoch (the caller holds the same record)."""
+    for field in dataclasses.fields(position):
+        setattr(position, field.name, field.default)
 
 
 # ------------------------------------------------------------------ language models

@@ -1,10 +1,10 @@
 """The npseq command, driven as a user drives it: a subprocess on small settings."""
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -65,12 +65,10 @@ def test_ctrl_c_during_training_keeps_a_checkpoint(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "npseq", "train", "--task", "reverse", "--num-examples",
                                 "2000", *SMALL, "--epochs", "500", "--save", str(checkpoint)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while not checkpoint.exists() and time.time() < deadline:
-        time.sleep(0.2)
-    assert checkpoint.exists(), "no epoch finished in time"
+    # The command prints this line once its Ctrl-C handler is in place: no fixed wait, however busy the machine.
+    assert process.stdout.readline().startswith("training a ")
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=300)
     assert process.returncode == 130, err
     assert "interrupted: the checkpoint of epoch" in err and "Traceback" not in err
     assert npseq("translate", checkpoint, "a b").returncode == 0
@@ -140,10 +138,11 @@ def test_gradcheck_exit_code_1_on_a_failing_check():
 def test_lm_trains_and_samples(tmp_path):
     text = tmp_path / "tiny.txt"
     text.write_text("the cat sat on the mat. " * 200, encoding="utf-8")
-    result = npseq("lm", "--data", text, "--seconds", "2", "--num-hiddens", "16", "--num-steps", "10",
+    result = npseq("lm", "--data", text, "--epochs", "1", "--num-hiddens", "16", "--num-steps", "10",
                    "--no-progress", "--samples", "1")
     assert result.returncode == 0, result.stderr
-    assert "validation perplexity" in result.stdout and "sample: 'the " in result.stdout
+    # repr() quotes a sample with double quotes when it holds an apostrophe: match either quote.
+    assert "validation perplexity" in result.stdout and re.search(r"sample: (['\"])the ", result.stdout)
 
 
 def test_cupy_backend_without_a_gpu_says_why_in_one_line():

@@ -509,3 +509,9 @@ def test_fra_eng_whole_file_matches_d2l_without_empty_tokens():
 def test_docstring_examples(module):
     result = doctest.testmod(getattr(npseq.data, module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_every_carriage_return_before_a_newline_is_dropped():
+    # Some converters turn \r\n into \r\r\n; no \r may stay glued to the last token of a line.
+    assert npseq.data.tokenize_nmt("go .\tva !\r\r\nhi .\tsalut !\r\n") == (
+        [["go", "."], ["hi", "."]], [["va", "!"], ["salut", "!"]])

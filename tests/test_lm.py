@@ -3,6 +3,10 @@ import doctest
 import importlib.util
 import math
 import pathlib
+import re
+import subprocess
+import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -413,4 +417,56 @@ def test_char_lm_example_runs_in_a_fast_setting(capsys):
     out = capsys.readouterr().out
     assert [row[0] for row in rows] == ["unigram", "bigram", "trigram", "GRU"]
     assert all(math.isfinite(row[2]) and row[2] > 1 for row in rows) and history.stopped_early
-    assert out.count("sample (temperature 0.8): 'the ") == 1 and "valid ppl" in out
+    # repr() quotes a sample with double quotes when it holds an apostrophe: match either quote.
+    assert len(re.findall(r"sample \(temperature 0\.8\): (['\"])the ", out)) == 1 and "valid ppl" in out
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet="ab 'Σ\n.", max_size=300), level=st.sampled_from(["char", "word"]),
+       max_tokens=st.integers(1, 200), first_read=st.integers(1, 40))
+def test_load_corpus_reads_a_prefix_that_gives_the_same_tokens(text, level, max_tokens, first_read):
+    # Reading a file piece by piece (first_read bytes, then doubling) must give exactly the tokens of the whole text.
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        path = pathlib.Path(folder) / "text.txt"
+        path.write_text(text, encoding="utf-8")
+        patch.setattr(npseq.data.lm, "_FIRST_READ_BYTES", first_read)
+        try:
+            expected = load_corpus(text=text, level=level, max_tokens=max_tokens)
+        except ValueError:
+            with pytest.raises(ValueError, match="expected at least one"):
+                load_corpus(path=path, level=level, max_tokens=max_tokens)
+            return
+        ids, vocab = load_corpus(path=path, level=level, max_tokens=max_tokens)
+    assert ids.tolist() == expected[0].tolist() and vocab == expected[1]
+
+
+def test_load_corpus_with_max_tokens_stops_reading_early(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("the quick brown fox jumps over the lazy dog. " * 100_000, encoding="utf-8")  # 4.5 MB
+    opened = []
+    real_open = type(path).open
+
+    def counting_open(self, *args, **kwargs):
+        file = real_open(self, *args, **kwargs)
+        real_read = file.read
+        file.read = lambda size=-1: opened.append(size) or real_read(size)
+        return file
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pathlib.Path, "open", counting_open)
+        ids, _ = load_corpus(path=path, max_tokens=1000)
+    # Bounded reads only (read() of everything would ask for size -1), one first piece of 64 KiB in all.
+    assert len(ids) == 1000 and opened and min(opened) > 0 and sum(opened) <= 2 ** 16
+
+
+def test_word_level_prompt_is_tokenised_as_words(tmp_path):
+    text = tmp_path / "words.txt"
+    text.write_text("the cat sat on the mat. it is a cat. " * 300, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "npseq", "lm", "--data", str(text), "--level", "word",
+                             "--epochs", "1", "--num-hiddens", "8", "--num-steps", "5", "--batch-size", "4",
+                             "--no-progress", "--prefix", "The cat", "--samples", "1", "--num-preds", "5"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    sample = re.search(r"sample: (['\"])(.*)\1", result.stdout).group(2)
+    words = sample.split(" ")
+    assert words[:2] == ["the", "cat"] and len(words) == 7  # the prompt's two words, then five more, spaced

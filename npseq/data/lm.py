@@ -14,6 +14,7 @@ version.
 """
 from __future__ import annotations
 
+import codecs
 import os
 import pathlib
 import re
@@ -124,16 +125,38 @@ def tokenize_lm(text: str, level: str = "char") -> list:
     return list(text) if level == "char" else _WORD_TOKENS.findall(text)
 
 
-def _read_text(path) -> str:
+# The first read of a file when only max_tokens are wanted; each further read doubles.
+_FIRST_READ_BYTES = 1 << 16
+
+
+def _read_tokens(path, level: str, max_tokens) -> list:
+    """``tokenize_lm(preprocess_lm(file text), level)[:max_tokens]``, reading only as much of the file as needed.
+
+    The file is read in growing pieces. :func:`preprocess_lm` maps characters one by one
+    (only runs of spaces and the ends change), and no token spans a space, so the tokens
+    before the last space of the text read so far are those of the whole file: once there
+    are ``max_tokens`` of them, the rest of the file is never read.
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a str or os.PathLike, got {type(path).__name__}")
     path = pathlib.Path(path)
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    pieces, size = [], _FIRST_READ_BYTES
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as file:
+            while True:
+                raw = file.read(size)
+                pieces.append(decoder.decode(raw, final=not raw))
+                text = preprocess_lm("".join(pieces))
+                if not raw:
+                    return tokenize_lm(text, level)[:max_tokens]
+                if max_tokens is not None:
+                    final = tokenize_lm(text[:max(text.rfind(" "), 0)], level)
+                    if len(final) >= max_tokens:
+                        return final[:max_tokens]
+                size *= 2
     except FileNotFoundError:
         raise FileNotFoundError(f"path: no text file at {str(path)!r} (npseq never downloads data)") from None
-    try:
-        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"path: expected UTF-8 text in {str(path)!r}, got undecodable bytes ({exc})") from None
 
@@ -141,8 +164,9 @@ def _read_text(path) -> str:
 def load_corpus(path=None, text=None, level: str = "char", max_tokens=None, min_freq: int = 0):
     """A text as one stream of token ids and its vocabulary (d2l's ``load_corpus_time_machine``).
 
-    The text is the file at ``path`` (UTF-8), or the string ``text``, or, when both
-    are ``None``, the built-in :func:`pydoc_text`. Then
+    The text is the file at ``path`` (UTF-8; with ``max_tokens``, only as much of it as
+    those tokens need is read), or the string ``text``, or, when both are ``None``, the
+    built-in :func:`pydoc_text`. Then
 
     .. math::
         \\text{tokens} = \\text{tokenize\\_lm}(\\text{preprocess\\_lm}(\\text{text}), \\text{level})[:M],
@@ -173,11 +197,12 @@ def load_corpus(path=None, text=None, level: str = "char", max_tokens=None, min_
         raise ValueError(f"level: expected one of {LEVELS}, got {level!r}")
     max_tokens = check_int("max_tokens", max_tokens, 1, allow_none=True)
     min_freq = check_int("min_freq", min_freq, 0)
-    if text is None:
-        text = pydoc_text() if path is None else _read_text(path)
-    elif not isinstance(text, str):
+    if path is not None:
+        tokens = _read_tokens(path, level, max_tokens)
+    elif text is None or isinstance(text, str):
+        tokens = tokenize_lm(preprocess_lm(pydoc_text() if text is None else text), level)[:max_tokens]
+    else:
         raise TypeError(f"text: expected a str, got {type(text).__name__}")
-    tokens = tokenize_lm(preprocess_lm(text), level)[:max_tokens]
     if not tokens:
         raise ValueError(f"text: expected at least one {level} token after normalisation, got none")
     vocab = Vocab(tokens, min_freq=min_freq)

@@ -70,8 +70,7 @@ def split_pairs(text: str, num_examples, origin: str, normalise=None):
     for lineno, line in enumerate(text.split("\n"), start=1):
         if num_examples is not None and len(source) == num_examples:
             break
-        if line.endswith("\r"):
-            line = line[:-1]
+        line = line.rstrip("\r")  # \r\n endings, and the \r\r\n some converters leave
         parts = line.split("\t")
         if len(parts) == 1 and not line.strip():
             continue  # blank lines separate nothing and carry no pair

@@ -148,7 +148,7 @@ def masked_softmax(scores, valid_lens=None):
     Masked keys get exactly 0; a row with :math:`\\ell = 0` is all zeros (never NaN).
 
     Args:
-        scores: ``(N, Q, K)``.
+        scores: ``(N, Q, K)`` with ``K >= 1``.
         valid_lens: ``None`` (all keys valid), ``(N,)`` or ``(N, Q)`` integers in ``[0, K]``.
 
     Returns:
@@ -156,6 +156,8 @@ def masked_softmax(scores, valid_lens=None):
     """
     check_float("scores", scores)
     check_ndim("scores", scores, 3, "(N, Q, K)")
+    if scores.shape[2] == 0:  # a softmax over nothing has no value; the max below would fail unnamed
+        raise ValueError(f"scores: expected at least one key (K >= 1) in (N, Q, K), got shape {tuple(scores.shape)}")
     if valid_lens is not None:
         n, q, k = scores.shape
         check_valid_lens("valid_lens", valid_lens, (n, q), k)

@@ -1,7 +1,7 @@
 """Models built from :mod:`npseq.nn`: encoder–decoders (plain, Bahdanau, Luong), language models."""
 from .seq2seq import (
-    CELLS, DECODER_KINDS, Decoder, DecoderState, EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder,
-    Seq2SeqDecoder, Seq2SeqEncoder, StateBridge, build_seq2seq, make_rnn, reorder_state,
+    CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, MAX_VOCAB_SIZE, Decoder, DecoderState, EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder,
+    Seq2SeqDecoder, Seq2SeqEncoder, StateBridge, build_seq2seq, check_seq2seq_config, make_rnn, reorder_state,
 )
 from .lm import RNNLM
 from .ngram import NGramLM

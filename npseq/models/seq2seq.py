@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
+from ..errors import LimitError
 from .._checks import check_ndim, check_same_backend, check_shape, check_token_ids
 from ..nn import (AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, Module)
 from ..nn.init import make_rng
@@ -502,6 +503,69 @@ class EncoderDecoder(Module):
 
 
 DECODER_KINDS = ("plain", "bahdanau", "luong")
+# Explicit caps on build_seq2seq's sizes: far above any model this engine trains in reasonable time,
+# low enough that a typo (or a tampered checkpoint config) fails with a message, not an exhausted memory.
+MAX_LAYERS = 64
+MAX_UNITS = 65536        # embed_size and num_hiddens
+MAX_VOCAB_SIZE = 2 ** 24
+
+
+def _as_dtype(dtype):
+    """``numpy.dtype(dtype)``, or ``None`` for something that names no dtype."""
+    try:
+        return backend.numpy.dtype(dtype)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_size(name: str, value, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int in [1, {maximum}], got {type(value).__name__} {value!r}")
+    if not 1 <= value <= maximum:
+        raise LimitError(f"{name}: expected an int in [1, {maximum}], got {value}")
+    return value
+
+
+def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "bahdanau",
+                         cell: str = "gru", embed_size: int = 32, num_hiddens: int = 32, num_layers: int = 2,
+                         dropout: float = 0.1, bidirectional: bool = False, score: str = "general",
+                         input_feeding: bool = True, seed=0, dtype=None) -> int:
+    """Check :func:`build_seq2seq`'s arguments without building anything; return a lower bound on its
+    parameter count.
+
+    Sizes must be ints in ``[1, cap]`` (:data:`MAX_VOCAB_SIZE`, :data:`MAX_UNITS`,
+    :data:`MAX_LAYERS`), ``dropout`` a number in ``[0, 1)``, the choices known, the
+    flags bools, ``seed`` an int, a Generator or ``None``, ``dtype`` ``None``, ``"float32"``
+    or ``"float64"``. The bound,
+
+    .. math:: (V_{src} + V_{tgt}) E + V_{tgt} H + L H^2,
+
+    counts the two embeddings, the output layer and one ``H x H`` recurrent matrix per
+    layer: every variant has at least these, so a caller holding saved weights can refuse
+    a config that describes a far larger model before allocating it.
+    """
+    _check_size("src_vocab_size", src_vocab_size, MAX_VOCAB_SIZE)
+    _check_size("tgt_vocab_size", tgt_vocab_size, MAX_VOCAB_SIZE)
+    _check_size("embed_size", embed_size, MAX_UNITS)
+    _check_size("num_hiddens", num_hiddens, MAX_UNITS)
+    _check_size("num_layers", num_layers, MAX_LAYERS)
+    for name, value, choices in (("decoder", decoder, DECODER_KINDS), ("cell", cell, CELLS),
+                                 ("score", score, LuongAttentionDecoder.SCORES)):
+        if value not in choices:
+            raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+    for name, value in (("bidirectional", bidirectional), ("input_feeding", input_feeding)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}: expected a bool, got {type(value).__name__} {value!r}")
+    if not (seed is None or isinstance(seed, backend.numpy.random.Generator)
+            or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63)):
+        raise TypeError(f"seed: expected an int in [0, 2**63), a numpy.random.Generator or None, "
+                        f"got {type(seed).__name__} {seed!r:.40}")
+    if dtype is not None and _as_dtype(dtype) not in (backend.numpy.float32, backend.numpy.float64):
+        raise ValueError(f"dtype: expected None, float32 or float64, got {dtype!r:.40}")
+    return ((src_vocab_size + tgt_vocab_size) * embed_size + tgt_vocab_size * num_hiddens
+            + num_layers * num_hiddens ** 2)
 
 
 def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "bahdanau", cell: str = "gru",
@@ -513,10 +577,12 @@ def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "b
     Every argument is a JSON-friendly value, so ``build_seq2seq(**config)`` rebuilds
     a saved model's architecture from its checkpoint's config. ``score`` and
     ``input_feeding`` apply to ``decoder="luong"`` only. One generator seeded by
-    ``seed`` initialises encoder then decoder.
+    ``seed`` initialises encoder then decoder. The arguments are checked first
+    (:func:`check_seq2seq_config`, with its caps), so a bad one fails before any allocation.
     """
-    if decoder not in DECODER_KINDS:
-        raise ValueError(f"decoder: expected one of {DECODER_KINDS}, got {decoder!r}")
+    check_seq2seq_config(src_vocab_size, tgt_vocab_size, decoder=decoder, cell=cell, embed_size=embed_size,
+                         num_hiddens=num_hiddens, num_layers=num_layers, dropout=dropout,
+                         bidirectional=bidirectional, score=score, input_feeding=input_feeding)
     rng = make_rng(seed)
     encoder = Seq2SeqEncoder(src_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, bidirectional,
                              rng=rng, dtype=dtype)
