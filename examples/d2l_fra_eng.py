@@ -8,7 +8,7 @@ d2l's metric: that objective summed over an epoch divided by the number of targe
 The four d2l examples are translated greedily, then by beam search (``--beam K``, 0 to skip;
 score log P / L**0.75), and the mean BLEU of the two is compared.
 
-    python examples/d2l_fra_eng.py --data ../shared/data/fra-eng/fra.txt
+    python examples/d2l_fra_eng.py --data path/to/fra.txt
     python examples/d2l_fra_eng.py --data PATH --decoder luong --cell lstm
 """
 import argparse

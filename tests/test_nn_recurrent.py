@@ -372,6 +372,10 @@ def test_bad_inputs_name_the_argument():
         GRU(3, 4, dropout=1.0)
     with pytest.raises(ValueError, match="hidden_size: expected a positive integer"):
         RNN(3, 0)
+    for layer in (RNN(3, 4, rng=0, dtype=np.float64), GRU(3, 4, rng=0, dtype=np.float64), module):
+        for empty in (np.zeros((0, 5, 3)), np.zeros((2, 0, 3))):
+            with pytest.raises(ValueError, match=r"x: expected at least one sequence and one time step"):
+                layer(empty)
 
 
 # ------------------------------------------------------------------ PyTorch parity
