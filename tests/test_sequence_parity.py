@@ -85,6 +85,11 @@ def test_fast_runners_keep_float32_and_refuse_mixed_dtypes(kind, reset_after):
         assert array.dtype == np.float32
     with pytest.raises(TypeError, match="h0: expected dtype float32 \\(the dtype of x\\), got float64"):
         fast_run(kind, x, h0.astype(np.float64), c0, params, None, dh, reset_after=reset_after)
+    narrow = dict(params, Wx=params["Wx"][:, 1:])
+    with pytest.raises(ValueError, match="Wx: expected shape \\(2, "):
+        fast_run(kind, x, h0, c0, narrow, None, dh, reset_after=reset_after)
+    with pytest.raises(ValueError, match="dh: expected shape \\(2, 3, 3\\)"):
+        fast_run(kind, x, h0, c0, params, None, dh[:, :2], reset_after=reset_after)
 
 
 # --------------------------------------------------------------- whole layers

@@ -110,7 +110,13 @@ def _mask_at(padding, t: int):
 
 # ------------------------------------------------------------------ helpers
 def _check_sequence_inputs(x, h, gates: int, Wx, Wh, biases: dict, padding, c=None):
-    """Shapes and dtypes of a sequence call (all arrays in ``x``'s dtype: the buffers take it)."""
+    """Shapes and dtypes of a sequence call (all arrays in ``x``'s dtype: the buffers take it).
+
+    A decoder calls these functions at every step, so the common case is one comparison of
+    shapes and dtypes; the checks that word an error run only when it fails.
+    """
+    if _inputs_fit(x, h, gates, Wx, Wh, biases, padding, c):
+        return
     check_float("x", x)
     check_ndim("x", x, 3, "(N, T, D)")
     n, t_steps, d = x.shape
@@ -127,6 +133,21 @@ def _check_sequence_inputs(x, h, gates: int, Wx, Wh, biases: dict, padding, c=No
     if padding is not None and tuple(padding.mask.shape) != (t_steps, n, 1):
         raise ValueError(f"padding: expected a mask of shape ({t_steps}, {n}, 1) (from sequence_padding with "
                          f"this batch), got {tuple(padding.mask.shape)}")
+
+
+def _inputs_fit(x, h, gates, Wx, Wh, biases, padding, c) -> bool:
+    """Whether the arguments of a sequence call have the expected shapes and one float dtype."""
+    try:
+        n, t_steps, d = x.shape
+        hidden = h.shape[1]
+    except (AttributeError, ValueError, IndexError):
+        return False
+    width = gates * hidden
+    arrays = [h, Wx, Wh, *biases.values()] + ([] if c is None else [c])
+    return (x.dtype.kind == "f" and h.shape == (n, hidden) and Wx.shape == (d, width)
+            and Wh.shape == (hidden, width) and all(b.shape == (width,) for b in biases.values())
+            and (c is None or c.shape == (n, hidden)) and all(a.dtype == x.dtype for a in arrays)
+            and (padding is None or padding.mask.shape == (t_steps, n, 1)))
 
 
 def _input_projection(x, Wx, bias, steps):
@@ -187,7 +208,8 @@ def _initial_grad(name, value, like):
     overwrite: a copy of the given array (shape-checked), or zeros."""
     if value is None:
         return backend.get_array_module(like).zeros_like(like)
-    check_shape(name, value, tuple(like.shape))
+    if getattr(value, "shape", None) != like.shape:
+        check_shape(name, value, tuple(like.shape))
     return value.copy()
 
 
@@ -219,7 +241,8 @@ def _add_carried_grad(delta, g, mask_t, scratch):
 def _check_dh(dh, states):
     """The upstream gradient ``dh`` ``(N, T, H)`` checked against the states ``(T+1, N, H)``, time-major."""
     t, n, hidden = states.shape
-    check_shape("dh", dh, (n, t - 1, hidden))
+    if getattr(dh, "shape", None) != (n, t - 1, hidden):
+        check_shape("dh", dh, (n, t - 1, hidden))
     return dh.transpose(1, 0, 2)
 
 
