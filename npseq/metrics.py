@@ -71,15 +71,17 @@ def bleu(pred_seq, label_seq, k: int) -> float:
     ``bleu("il est bon .", "il est calme .", k=2)`` is
     :math:`(3/4)^{1/2} (1/3)^{1/4} = 0.658`.
 
-    Cases d2l's code does not define (it divides by zero), decided here:
+    This matches current d2l-en (d2l.ai, section 10.7 "Evaluation of Predicted
+    Sequences"), whose loop runs over ``range(1, min(k, len_pred) + 1)``: an n-gram order
+    longer than the prediction (:math:`n > \text{len}_\text{pred}`) is skipped, and the
+    brevity penalty alone charges for the missing length. So ``bleu("va", "va !", k=2)`` is
+    :math:`e^{1 - 2/1} \cdot 1 = e^{-1} = 0.3679` and ``bleu("va !", "va ! ici", k=3)`` is
+    :math:`e^{1 - 3/2} = 0.6065`. (Earlier d2l releases looped over ``range(1, k + 1)`` and
+    divided by zero there.) A prediction equal to its label always scores 1
+    (``bleu("va", "va", k=2) == 1``).
 
-    * An n-gram order with no n-gram in the prediction (:math:`\\text{len}_\\text{pred} < n`):
-      if the label has none either, the two agree on that order and it counts as
-      :math:`p_n = 1`; otherwise the label has n-grams the prediction lacks and the
-      score is 0. A prediction equal to its label therefore always scores 1
-      (``bleu("va", "va", k=2) == 1``), while a prediction too short to hold any
-      n-gram the label has never scores more than a longer one would.
-    * An empty prediction scores 1 against an empty label and 0 otherwise.
+    One case current d2l still leaves undefined (it divides by ``len_pred = 0``) is decided
+    here: an empty prediction scores 1 against an empty label and 0 otherwise.
 
     Args:
         pred_seq: the predicted sentence: a string (split on whitespace; for
@@ -98,14 +100,9 @@ def bleu(pred_seq, label_seq, k: int) -> float:
     if len_pred == 0:
         return 1.0 if len_label == 0 else 0.0
     score = math.exp(min(0.0, 1.0 - len_label / len_pred))
-    for n in range(1, k + 1):
-        num_pred_ngrams = len_pred - n + 1
-        if num_pred_ngrams <= 0:
-            if len_label >= n:
-                return 0.0
-            continue
+    for n in range(1, min(k, len_pred) + 1):
         matches = _clipped_matches(_ngram_counts(pred, n), _ngram_counts(label, n))
-        score *= (matches / num_pred_ngrams) ** (0.5 ** n)
+        score *= (matches / (len_pred - n + 1)) ** (0.5 ** n)
     return score
 
 
