@@ -57,7 +57,7 @@ def main(argv=None):
             print(f"beam search (k={args.beam}):")
         scores = []
         for eng, fra in EXAMPLES:
-            translation, _ = translate(model, eng, src_vocab, tgt_vocab, num_steps, method=method, **options)
+            translation = translate(model, eng, src_vocab, tgt_vocab, num_steps, method=method, **options).text
             scores.append(bleu(translation, fra, k=2))
             print(f"{eng} => {translation}, bleu {scores[-1]:.3f}")
         means[method] = sum(scores) / len(scores)

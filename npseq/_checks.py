@@ -12,6 +12,7 @@ decoders, which check it on the host before copying it over.
 from __future__ import annotations
 
 from . import backend
+from .errors import InvalidIndexError, InvalidTypeError, InvalidValueError
 
 
 def _describe_shape(shape) -> str:
@@ -23,7 +24,7 @@ def check_array(name: str, array) -> None:
     if type(array) is backend.numpy.ndarray:
         return
     if not hasattr(array, "shape") or not hasattr(array, "dtype"):
-        raise TypeError(f"{name}: expected an array, got {type(array).__name__}")
+        raise InvalidTypeError(f"{name}: expected an array, got {type(array).__name__}")
 
 
 def check_ndim(name: str, array, ndim: int, layout: str = "") -> None:
@@ -31,7 +32,7 @@ def check_ndim(name: str, array, ndim: int, layout: str = "") -> None:
     check_array(name, array)
     if array.ndim != ndim:
         what = f"a {ndim}-d array {layout}".rstrip()
-        raise ValueError(f"{name}: expected {what}, got shape {tuple(array.shape)}")
+        raise InvalidValueError(f"{name}: expected {what}, got shape {tuple(array.shape)}")
 
 
 def check_shape(name: str, array, expected: tuple) -> None:
@@ -39,21 +40,21 @@ def check_shape(name: str, array, expected: tuple) -> None:
     check_array(name, array)
     shape = tuple(array.shape)
     if len(shape) != len(expected) or any(e is not None and e != s for e, s in zip(expected, shape)):
-        raise ValueError(f"{name}: expected shape {_describe_shape(expected)}, got {shape}")
+        raise InvalidValueError(f"{name}: expected shape {_describe_shape(expected)}, got {shape}")
 
 
 def check_float(name: str, array) -> None:
     """``array`` holds floating-point numbers."""
     check_array(name, array)
     if array.dtype.kind != "f":
-        raise TypeError(f"{name}: expected a floating-point array, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected a floating-point array, got dtype {array.dtype}")
 
 
 def check_int(name: str, array) -> None:
     """``array`` holds integers (token ids, labels, lengths)."""
     check_array(name, array)
     if array.dtype.kind not in "iu":
-        raise TypeError(f"{name}: expected an integer array, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected an integer array, got dtype {array.dtype}")
 
 
 def _on_host(array) -> bool:
@@ -68,7 +69,7 @@ def check_index_range(name: str, array, size: int, what: str = "ids") -> None:
     low, high = int(array.min()), int(array.max())
     if low < 0 or high >= size:
         bad = low if low < 0 else high
-        raise IndexError(f"{name}: expected {what} in [0, {size - 1}], got {bad}")
+        raise InvalidIndexError(f"{name}: expected {what} in [0, {size - 1}], got {bad}")
 
 
 def check_token_ids(name: str, ids, vocab_size: int) -> None:
@@ -81,7 +82,7 @@ def check_same_backend(name: str, array, reference) -> None:
     have = backend.get_array_module(array).__name__
     want = backend.get_array_module(reference).__name__
     if have != want:
-        raise TypeError(f"{name}: expected a {want} array (the model's backend), got a {have} array")
+        raise InvalidTypeError(f"{name}: expected a {want} array (the model's backend), got a {have} array")
 
 
 def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
@@ -90,7 +91,7 @@ def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
     check_int(name, valid_lens)
     shape = tuple(valid_lens.shape)
     if shape not in (tuple(leading), tuple(leading[:1])):
-        raise ValueError(f"{name}: expected shape {_describe_shape(leading[:1])} or "
+        raise InvalidValueError(f"{name}: expected shape {_describe_shape(leading[:1])} or "
                          f"{_describe_shape(leading)}, got {shape}")
     check_index_range(name, valid_lens, limit + 1, what="lengths")
 
@@ -102,9 +103,9 @@ def check_recurrent_inputs(x, states: dict, Wx, Wh, biases: dict, gates: int) ->
     may differ and then follow NumPy's promotion, as in the CS231n assignments."""
     check_float("x", x)
     if x.ndim not in (2, 3):
-        raise ValueError(f"x: expected a 2-d array (N, D) or a 3-d array (N, T, D), got shape {tuple(x.shape)}")
+        raise InvalidValueError(f"x: expected a 2-d array (N, D) or a 3-d array (N, T, D), got shape {tuple(x.shape)}")
     if x.ndim == 3 and x.shape[1] == 0:
-        raise ValueError(f"x: expected at least one time step, got shape {tuple(x.shape)}")
+        raise InvalidValueError(f"x: expected at least one time step, got shape {tuple(x.shape)}")
     n, d = x.shape[0], x.shape[-1]
     first = next(iter(states))
     check_ndim(first, states[first], 2, "(N, H)")

@@ -23,6 +23,8 @@ import os
 
 import numpy
 
+from .errors import InvalidTypeError, InvalidValueError, UserError
+
 __all__ = [
     "xp", "numpy", "set_backend", "backend_name", "get_array_module", "to_numpy",
     "asarray", "scalars_to_host", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
@@ -40,7 +42,7 @@ default_dtype = numpy.dtype(numpy.float32)
 """The dtype of new parameters: float32 for training; gradient checks ask for float64."""
 
 
-class BackendError(RuntimeError):
+class BackendError(UserError, RuntimeError):
     """The requested backend cannot run here (CuPy missing, or no GPU visible)."""
 
 
@@ -71,7 +73,7 @@ def set_backend(name: str):
     """
     global _xp
     if name not in BACKENDS:
-        raise ValueError(f"backend: expected one of {BACKENDS}, got {name!r}")
+        raise InvalidValueError(f"backend: expected one of {BACKENDS}, got {name!r}")
     _xp = numpy if name == "numpy" else _load_cupy()
     return _xp
 
@@ -140,7 +142,7 @@ def set_fused_kernels(enabled: bool) -> None:
     """
     global _fused_kernels
     if not isinstance(enabled, bool):
-        raise TypeError(f"enabled: expected True or False, got {enabled!r}")
+        raise InvalidTypeError(f"enabled: expected True or False, got {enabled!r}")
     _fused_kernels = enabled
 
 
@@ -154,7 +156,7 @@ def set_default_dtype(dtype) -> None:
     global default_dtype
     dtype = numpy.dtype(dtype)
     if dtype not in (numpy.float32, numpy.float64):
-        raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
+        raise InvalidValueError(f"dtype: expected float32 or float64, got {dtype}")
     default_dtype = dtype
 
 

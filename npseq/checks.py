@@ -13,6 +13,7 @@ from typing import Callable
 from . import backend
 from . import functional as F
 from . import nn
+from .errors import InvalidValueError
 from .gradcheck import GradCheckReport, check_function, check_module
 from .models import build_seq2seq
 
@@ -213,6 +214,6 @@ def run_checks(names=None, seed: int = 0):
     names = list(REGISTRY) if names is None else list(names)
     unknown = [name for name in names if name not in REGISTRY]
     if unknown:
-        raise ValueError(f"names: expected registered checks {list(REGISTRY)}, got {unknown}")
+        raise InvalidValueError(f"names: expected registered checks {list(REGISTRY)}, got {unknown}")
     for i, name in enumerate(names):
         yield name, REGISTRY[name](backend.numpy.random.default_rng([seed, i]))

@@ -20,8 +20,6 @@ import time
 from . import __version__
 from .errors import UserError
 
-# One layer draws the clearest alignment on these short inputs and trains in seconds.
-DEMO_SETTINGS = dict(decoder="bahdanau", cell="gru", embed_size=32, num_hiddens=64, num_layers=1, dropout=0.0)
 DEMO_TRAINING = dict(batch_size=128, lr=0.01, clip=1.0)
 DEMO_EPOCHS = {"numbers": 6, "dates": 8, "reverse": 10}
 
@@ -103,35 +101,6 @@ def _new_file_path(text):
     return text
 
 
-def _check_not_an_input(flag: str, path: str, inputs: dict, hint: str = "") -> None:
-    """``path`` is none of the run's input files (``inputs`` maps their flags to their paths)."""
-    for input_flag, input_path in inputs.items():
-        if input_path and os.path.exists(path) and os.path.exists(input_path) and os.path.samefile(path, input_path):
-            raise UsageError(f"{flag}: {path!r} is the {input_flag} file of this run; refusing to overwrite "
-                             f"an input{hint}")
-
-
-def _check_save_path(path: str, inputs: dict, force: bool) -> None:
-    """Refuse a ``--save`` path where writing would destroy something the user did not mean to lose.
-
-    Refused (unless ``force``): one of the run's ``inputs``, something other than a regular
-    file (a folder, a device, a pipe, a link), or a regular file that is not an npseq
-    checkpoint (a zip archive). A folder that does not exist is an error even with ``force``.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"--save: the folder {folder!r} does not exist")
-    if not os.path.lexists(path) or force:
-        return
-    hint = "; pass --force to replace it anyway"
-    _check_not_an_input("--save", path, inputs, hint)
-    if os.path.islink(path) or not os.path.isfile(path):
-        raise UsageError(f"--save: {path!r} exists and is not a regular file; refusing to replace it{hint}")
-    with open(path, "rb") as file:
-        if file.read(4) != b"PK\x03\x04":
-            raise UsageError(f"--save: {path!r} exists and is not an npseq checkpoint; refusing to replace it{hint}")
-
-
 def _output_dir(path: str) -> str:
     try:
         os.makedirs(path, exist_ok=True)
@@ -140,100 +109,12 @@ def _output_dir(path: str) -> str:
     return os.path.abspath(path)
 
 
-OPTIMIZERS = ("adam", "sgd", "adagrad")
-LOSSES = ("mean", "sum", "d2l")
-
-
-def _make_optimizer(name: str, params, lr: float):
-    from .optim import SGD, Adagrad, Adam
-    return {"adam": Adam, "sgd": SGD, "adagrad": Adagrad}[name](params, lr=lr)
-
-
-# ------------------------------------------------------------ translation data
-class Corpus:
-    """Training data for ``train``/``demo``: a built-in task or a parallel corpus file.
-
-    ``num_steps``: ``None`` (the task's own, 10 for a file), an int for both sides, or a
-    ``(source, target)`` pair (a resumed run's; equal sides for a file).
-    """
-
-    def __init__(self, task=None, data=None, num_examples=None, batch_size=64, num_steps=None, seed=0):
-        from .data import load_data_nmt, load_task, task_text
-        self.task, self.data = task, data
-        if task is not None:
-            loaded = load_task(task, batch_size=batch_size, num_steps=num_steps, num_examples=num_examples,
-                               seed=seed)
-            self.batches, self.src_vocab, self.tgt_vocab = loaded.train, loaded.src_vocab, loaded.tgt_vocab
-            self.num_steps = tuple(loaded.num_steps)
-            self.test_pairs = loaded.test_pairs
-            self.text = task_text(task)
-        else:
-            steps = (num_steps if isinstance(num_steps, int) else num_steps[0]) if num_steps else 10
-            self.batches, self.src_vocab, self.tgt_vocab = load_data_nmt(
-                batch_size, steps, num_examples, path=data, seed=seed)
-            self.num_steps = (steps, steps)
-            self.test_pairs = None
-            self.text = None
-
-
-def tokenize_source(sentence: str, task=None):
-    """A sentence as source tokens: the task's tokeniser, or d2l's normalisation and word split."""
-    from .data import preprocess_nmt, task_text
-    if task is not None:
-        return task_text(task).tokenize_source(sentence.strip().lower())
-    return [word for word in preprocess_nmt(sentence).split(" ") if word]
-
-
-def detokenize_target(tokens, task=None) -> str:
-    from .data import task_text
-    return task_text(task).detokenize_target(tokens) if task is not None else " ".join(tokens)
-
-
-def decode_sentence(model, sentence, src_vocab, tgt_vocab, max_len, task=None, beam=0, alpha=0.75,
-                    src_max_len=None):
-    """``(source tokens, output tokens, SearchResult)`` for one sentence, greedy or with a beam.
-
-    The source (with ``<eos>``) is cut to ``src_max_len`` tokens (default ``max_len``), the
-    length the model was trained on, as d2l's ``predict_seq2seq`` does.
-    """
-    from . import backend
-    from .decode import beam_search, greedy_search
-    words = tokenize_source(sentence, task)
-    if not words:
-        raise UsageError("sentence: expected at least one word, got an empty line")
-    ids = (src_vocab[words] + [src_vocab["<eos>"]])[:max(src_max_len or max_len, 1)]
-    src = backend.numpy.asarray(ids, dtype=backend.numpy.int64)
-    options = dict(bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"], max_len=max_len)
-    if beam and beam > 1:
-        result = beam_search(model, src, beam_size=beam, alpha=alpha, **options)
-    else:
-        result = greedy_search(model, src, **options)
-    return src_vocab.to_tokens(ids), tgt_vocab.to_tokens(result.tokens), result
-
-
-def evaluate(model, corpus, max_len):
-    """Test BLEU (corpus BLEU-4 on a 0-1 scale) and exact-match accuracy of greedy decoding."""
-    from .data import build_array_nmt
-    from .decode import greedy_search_batch
-    from .metrics import corpus_bleu
-    sources = [src for src, _ in corpus.test_pairs]
-    X, X_len = build_array_nmt(sources, corpus.src_vocab, corpus.num_steps[0])
-    outputs = greedy_search_batch(model, X, X_len, bos_id=corpus.tgt_vocab["<bos>"],
-                                  eos_id=corpus.tgt_vocab["<eos>"], max_len=max_len)
-    hyps = [" ".join(corpus.tgt_vocab.to_tokens(ids)) for ids in outputs]
-    refs = [" ".join(tgt) for _, tgt in corpus.test_pairs]
-    exact = sum(h == r for h, r in zip(hyps, refs)) / len(refs)
-    return corpus_bleu(hyps, refs) / 100.0, exact
-
-
-def attention_rows(out_tokens, attention):
-    """Row labels of an attention map: the output tokens, then ``<eos>`` if the search produced it."""
-    return list(out_tokens) + ["<eos>"] * (len(attention) - len(out_tokens))
-
-
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args) -> int:
-    from .models import build_seq2seq
+    from .data import load_translation_data
+    from .decode import evaluate_translations, translate
+    from .models import DEMO_SETTINGS, build_seq2seq
+    from .optim import make_optimizer
     from .train import train_seq2seq
     from .viz import plot_history, show_heatmaps
     out = _output_dir(args.out)
@@ -241,20 +122,21 @@ def cmd_demo(args) -> int:
     epochs = args.epochs or DEMO_EPOCHS[args.task]
     _say(f"npseq demo: a Bahdanau-attention GRU translator learns the built-in '{args.task}' task "
          f"({epochs} epoch{'' if epochs == 1 else 's'}, seed {args.seed})")
-    corpus = Corpus(task=args.task, num_examples=args.num_examples, batch_size=DEMO_TRAINING["batch_size"],
-                    seed=args.seed)
+    corpus = load_translation_data(args.task, num_examples=args.num_examples,
+                                   batch_size=DEMO_TRAINING["batch_size"], seed=args.seed)
     if not corpus.test_pairs:
         raise UsageError(f"--num-examples: {args.num_examples} examples leave no test pair to show the model "
                          f"on (a tenth is held out); give more")
     _say(f"data: {len(corpus.batches.arrays[0])} training pairs, {len(corpus.test_pairs)} test pairs, "
          f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)} tokens")
     model = build_seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), seed=args.seed, **DEMO_SETTINGS)
-    optimizer = _make_optimizer("adam", model.parameters(), DEMO_TRAINING["lr"])
+    optimizer = make_optimizer("adam", model.parameters(), DEMO_TRAINING["lr"])
     history = train_seq2seq(model, corpus.batches, corpus.tgt_vocab, optimizer, epochs,
                             clip=DEMO_TRAINING["clip"], seed=args.seed, progress=not args.no_progress)
     trained = time.perf_counter() - start
-    max_len = corpus.num_steps[1]
-    bleu, exact = evaluate(model, corpus, max_len)
+    src_len, max_len = corpus.num_steps
+    bleu, exact = evaluate_translations(model, corpus.test_pairs, corpus.src_vocab, corpus.tgt_vocab,
+                                        src_len=src_len, max_len=max_len)
     _say(f"trained in {trained:.1f} s: per-token cross-entropy {history.token_ce[-1]:.4f}, "
          f"{history.tokens_per_s[-1]:.0f} target tokens/s")
     _say(f"test: BLEU {bleu:.3f}, exact match {exact:.1%} ({len(corpus.test_pairs)} unseen examples, greedy)")
@@ -262,14 +144,12 @@ def cmd_demo(args) -> int:
     heatmap = None
     for src, _ in corpus.test_pairs[:5]:
         sentence = corpus.text.detokenize_source(src)
-        src_tokens, greedy_tokens, result = decode_sentence(model, sentence, corpus.src_vocab, corpus.tgt_vocab,
-                                                            max_len, args.task, src_max_len=corpus.num_steps[0])
-        _, beam_tokens, _ = decode_sentence(model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len,
-                                            args.task, beam=3, src_max_len=corpus.num_steps[0])
-        _say(f"  {sentence}  =>  {detokenize_target(greedy_tokens, args.task)}  |  "
-             f"{detokenize_target(beam_tokens, args.task)}")
-        if heatmap is None and result.attention is not None:
-            heatmap = show_heatmaps(result.attention, src_tokens, attention_rows(greedy_tokens, result.attention),
+        options = dict(task=args.task, src_max_len=src_len)
+        greedy = translate(model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, **options)
+        beam = translate(model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, "beam", beam_size=3, **options)
+        _say(f"  {sentence}  =>  {greedy.text}  |  {beam.text}")
+        if heatmap is None and greedy.result.attention is not None:
+            heatmap = show_heatmaps(greedy.result.attention, greedy.source_tokens, greedy.attention_rows,
                                     os.path.join(out, "attention.png"), title=f"attention: {sentence}")
     curve = plot_history(history, os.path.join(out, "loss.png"), keys=("token_ce",),
                          title=f"training on '{args.task}'")
@@ -286,75 +166,10 @@ def _model_config(args, corpus) -> dict:
                 score=args.score, input_feeding=not args.no_input_feeding, seed=args.seed)
 
 
-def _saved_run(checkpoint) -> dict:
-    """The run settings ``npseq train`` keeps in a checkpoint's ``extra``, validated with their limits.
-
-    Only the keys present are checked (a checkpoint written by the library may have none);
-    ``train --resume`` then asks for the ones it needs. Raises :class:`CheckpointError`.
-    """
-    from .checkpoint import CheckpointError
-    from .data import TASKS
-    from .decode import MAX_DECODE_LEN
-    from .train import EpochProgress, History
-
-    def positive(value, cap=None):
-        return (not isinstance(value, bool) and isinstance(value, int) and value >= 1
-                and (cap is None or value <= cap))
-
-    number = (int, float)
-    rules = {
-        "task": (lambda v: v is None or v in TASKS, f"null or one of {TASKS}"),
-        "data": (lambda v: v is None or isinstance(v, str), "null or a path"),
-        "num_steps": (lambda v: isinstance(v, list) and len(v) == 2 and all(positive(s, MAX_DECODE_LEN) for s in v),
-                      f"[source steps, target steps], each an int in [1, {MAX_DECODE_LEN}]"),
-        "num_examples": (lambda v: v is None or positive(v), "null or a positive int"),
-        "optimizer": (lambda v: v in OPTIMIZERS, f"one of {OPTIMIZERS}"),
-        "loss": (lambda v: v in LOSSES, f"one of {LOSSES}"),
-        # Compared, not converted: float(10**400) overflows.
-        "clip": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v <= 2.0 ** 63,
-                 "a number in [0, 2**63]"),
-        "batch_size": (positive, "a positive int"),
-        "seed": (lambda v: not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2 ** 63, "an int >= 0"),
-    }
-    run = dict(checkpoint.extra)
-    for key, (ok, expected) in rules.items():
-        if key in run and not ok(run[key]):
-            raise CheckpointError(checkpoint.path, f"extra[{key!r}]: expected {expected}, got {run[key]!r:.60}")
-    try:
-        if "epoch_progress" in run:
-            run["epoch_progress"] = EpochProgress.from_dict(run["epoch_progress"])
-        run["history"] = History.from_dict(checkpoint.history) if checkpoint.history else History()
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(checkpoint.path, f"its training progress is malformed: {exc}") from None
-    return run
-
-
-def _saved_flags(checkpoint, run: dict) -> dict:
-    """The value of every :data:`TRAIN_DEFAULTS` flag in the run that ``checkpoint`` saved."""
-    from .checkpoint import CheckpointError
-    run_keys = ("num_steps", "num_examples", "optimizer", "loss", "clip", "batch_size", "seed")
-    model_keys = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score",
-                  "input_feeding")
-    config = checkpoint.config
-    lacking = [f"extra[{key!r}]" for key in run_keys if key not in run]
-    lacking += [f"config[{key!r}]" for key in model_keys if key not in config]
-    if "lr" not in (checkpoint.optimizer_state or {}):
-        lacking.append("an optimizer state with lr")
-    if lacking:
-        raise CheckpointError(checkpoint.path, f"was not written by npseq train (it lacks {', '.join(lacking)}), "
-                                               f"so it cannot be resumed")
-    lr = checkpoint.optimizer_state["lr"]
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
-        raise CheckpointError(checkpoint.path, f"its optimizer's lr: expected a positive number, got {lr!r:.40}")
-    flags = {key: config[key] for key in model_keys if key != "input_feeding"}
-    flags.update({key: run[key] for key in run_keys if key != "num_steps"})
-    flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
-    return flags
-
-
 def _resume_settings(args, checkpoint, run: dict) -> None:
     """Take the run's settings from the checkpoint into ``args``; a flag given with another value is an error."""
-    saved = _saved_flags(checkpoint, run)
+    from .checkpoint import saved_training_settings
+    saved = saved_training_settings(checkpoint, run)
     for key in TRAIN_DEFAULTS:
         given = getattr(args, key)
         expected = saved[key]
@@ -369,43 +184,24 @@ def _resume_settings(args, checkpoint, run: dict) -> None:
         setattr(args, key, expected)
 
 
-class _CtrlC:
-    """While active, the first Ctrl-C only asks the training loop to stop after the current batch.
-
-    The loop then returns between two updates and the command saves a consistent checkpoint,
-    all within a batch's time. A second Ctrl-C interrupts at once (the default behaviour).
-    """
-
-    def __init__(self):
-        self.pressed = False
-
-    def _handler(self, signum, frame):
-        self.pressed = True
-        signal.signal(signal.SIGINT, self._previous)
-
-    def __enter__(self):
-        self._previous = signal.signal(signal.SIGINT, self._handler)
-        return self
-
-    def __exit__(self, *exc_info):
-        signal.signal(signal.SIGINT, self._previous)
-        return False
-
-
 def cmd_train(args) -> int:
     from . import backend
-    from .checkpoint import load_checkpoint, save_checkpoint, seq2seq_from_checkpoint
+    from .checkpoint import (check_save_path, load_checkpoint, save_checkpoint, saved_training_run,
+                             seq2seq_from_checkpoint)
+    from .data import load_translation_data
+    from .decode import evaluate_translations
     from .models import build_seq2seq
     from .nn import MaskedSoftmaxCELoss
-    from .train import EpochProgress, History, train_seq2seq
+    from .optim import make_optimizer
+    from .train import EpochProgress, History, StopOnCtrlC, train_seq2seq
     if (args.task is None) == (args.data is None):
         raise UsageError("give exactly one of --task NAME or --data PATH")
     if args.save:
-        _check_save_path(args.save, {"--data": args.data}, args.force)
+        check_save_path(args.save, {"--data": args.data}, args.force)
     position = EpochProgress()
     if args.resume:
         checkpoint = load_checkpoint(args.resume)
-        run = _saved_run(checkpoint)
+        run = saved_training_run(checkpoint)
         if run.get("task") != args.task or run.get("data") != (args.data and os.path.abspath(args.data)):
             raise UsageError(f"--resume: {args.resume} was trained on "
                              f"{run.get('task') or run.get('data')}, not on {args.task or args.data}")
@@ -414,7 +210,8 @@ def cmd_train(args) -> int:
         for key, value in TRAIN_DEFAULTS.items():
             if getattr(args, key) is None:
                 setattr(args, key, value)
-    corpus = Corpus(args.task, args.data, args.num_examples, args.batch_size, args.num_steps, args.seed)
+    corpus = load_translation_data(args.task, args.data, num_examples=args.num_examples, batch_size=args.batch_size,
+                                   num_steps=args.num_steps, seed=args.seed)
     done_epochs = 0
     if args.resume:
         if checkpoint.vocabs.get("src") != corpus.src_vocab or checkpoint.vocabs.get("tgt") != corpus.tgt_vocab:
@@ -426,7 +223,7 @@ def cmd_train(args) -> int:
                              f"of {len(corpus.batches)} batches")
         model = seq2seq_from_checkpoint(checkpoint)
         config = checkpoint.config
-        optimizer = _make_optimizer(args.optimizer, model.parameters(), args.lr)
+        optimizer = make_optimizer(args.optimizer, model.parameters(), args.lr)
         checkpoint.restore(model, optimizer)
         done_epochs = checkpoint.epoch or 0
         history = run["history"]
@@ -435,7 +232,7 @@ def cmd_train(args) -> int:
     else:
         config = _model_config(args, corpus)
         model = build_seq2seq(**config)
-        optimizer = _make_optimizer(args.optimizer, model.parameters(), args.lr)
+        optimizer = make_optimizer(args.optimizer, model.parameters(), args.lr)
         history = History()
     remaining = args.epochs - done_epochs
     if remaining <= 0:
@@ -458,7 +255,7 @@ def cmd_train(args) -> int:
         completed[0] = done_epochs + epoch + 1
         save()
 
-    with _CtrlC() as ctrl_c:
+    with StopOnCtrlC() as ctrl_c:
         _say(f"training a {config['decoder']} {config['cell'].upper()} encoder-decoder on "
              f"{args.task or args.data}: {len(corpus.batches.arrays[0])} pairs, "
              f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)}")
@@ -483,7 +280,9 @@ def cmd_train(args) -> int:
     _say(f"epoch {args.epochs}: loss {history.loss[-1]:.4f}, per-token cross-entropy {history.token_ce[-1]:.4f}"
          + (f", d2l metric {history.d2l_metric[-1]:.4f}" if args.loss == "d2l" else ""))
     if corpus.test_pairs:
-        bleu, exact = evaluate(model, corpus, corpus.num_steps[1])
+        src_len, max_len = corpus.num_steps
+        bleu, exact = evaluate_translations(model, corpus.test_pairs, corpus.src_vocab, corpus.tgt_vocab,
+                                            src_len=src_len, max_len=max_len)
         _say(f"test: BLEU {bleu:.3f}, exact match {exact:.1%}")
     if args.save:
         _say(f"saved {args.save}")
@@ -492,32 +291,34 @@ def cmd_train(args) -> int:
 
 # ----------------------------------------------------------------- translate
 def cmd_translate(args) -> int:
-    from .checkpoint import load_checkpoint, seq2seq_from_checkpoint
+    from .checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
+    from .data.translation import DEFAULT_FILE_STEPS
+    from .decode import translate
     from .viz import show_heatmaps
     if args.attention_png:
-        _check_not_an_input("--attention-png", args.attention_png, {"checkpoint": args.checkpoint})
+        check_not_an_input("--attention-png", args.attention_png, {"checkpoint": args.checkpoint})
     checkpoint = load_checkpoint(args.checkpoint)
-    saved = _saved_run(checkpoint)
+    saved = saved_training_run(checkpoint)
     if "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:
         raise UsageError(f"checkpoint: {args.checkpoint} holds no source and target vocabularies")
     model = seq2seq_from_checkpoint(checkpoint)
     task = saved.get("task")
-    src_max_len, max_len = saved.get("num_steps") or [10, 10]
+    src_max_len, max_len = saved.get("num_steps") or [DEFAULT_FILE_STEPS, DEFAULT_FILE_STEPS]
     max_len = args.max_len or max_len
     sentences = args.sentences or [line for line in sys.stdin.read().splitlines() if line.strip()]
     if not sentences:
         raise UsageError("no sentence to translate: pass sentences as arguments or one per line on stdin")
     model.eval()
     for i, sentence in enumerate(sentences):
-        src_tokens, out_tokens, result = decode_sentence(model, sentence, checkpoint.vocabs["src"],
-                                                         checkpoint.vocabs["tgt"], max_len, task, args.beam,
-                                                         args.alpha, src_max_len)
-        _say(f"{sentence} => {detokenize_target(out_tokens, task)}")
-        if args.attention_png and result.attention is not None:
+        search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
+        translation = translate(model, sentence, checkpoint.vocabs["src"], checkpoint.vocabs["tgt"], max_len,
+                                task=task, src_max_len=src_max_len, **search)
+        _say(f"{sentence} => {translation.text}")
+        if args.attention_png and translation.result.attention is not None:
             root, ext = os.path.splitext(args.attention_png)
             path = args.attention_png if len(sentences) == 1 else f"{root}-{i + 1}{ext or '.png'}"
-            show_heatmaps(result.attention, src_tokens, attention_rows(out_tokens, result.attention), path,
-                          title=sentence)
+            show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
+                          path, title=sentence)
             _say(f"  attention: {path}")
     return 0
 
@@ -569,6 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .data import TASKS
     from .decode import MAX_DECODE_LEN
     from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS
+    from .nn.loss import TRAINING_REDUCTIONS
+    from .optim import OPTIMIZERS
     parser = _Parser(
         prog="npseq",
         description="Sequence models written by hand in NumPy: RNN, GRU, LSTM, attention, seq2seq.")
@@ -607,10 +410,10 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--dropout", type=_probability, help=f"default: {defaults['dropout']}")
     model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
     optim = train.add_argument_group("optimisation (with --resume: taken from the checkpoint)")
-    optim.add_argument("--optimizer", choices=OPTIMIZERS, help=f"default: {defaults['optimizer']}")
+    optim.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help=f"default: {defaults['optimizer']}")
     optim.add_argument("--lr", type=_positive(float), help=f"default: {defaults['lr']}")
     optim.add_argument("--clip", type=_clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
-    optim.add_argument("--loss", choices=LOSSES, help="reduction of the masked cross-entropy (default d2l's)")
+    optim.add_argument("--loss", choices=TRAINING_REDUCTIONS, help="reduction of the masked cross-entropy (default d2l's)")
     optim.add_argument("--epochs", type=_positive(int), default=250, help="the total, resumed epochs included")
     optim.add_argument("--seed", type=int, help="default: 0")
     run = train.add_argument_group("checkpoints")
@@ -658,21 +461,18 @@ def build_parser() -> argparse.ArgumentParser:
     gradcheck.add_argument("--only", nargs="+", metavar="NAME", help="run only these registered checks")
     gradcheck.add_argument("--seed", type=int, default=0)
     gradcheck.set_defaults(run=cmd_gradcheck)
-    # "grade" is listed here for --help; main() hands its arguments to npseq.grade, which parses its own.
-    commands.add_parser("grade", add_help=False, help="grade a learner's backward exercises: npseq grade FILE "
-                                                      "[--only NAME] (see npseq grade --help)")
-    commands.add_parser("exercises", add_help=False, help="write a hand-out of the exercises: npseq exercises "
-                                                          "--out DIR (see npseq exercises --help)")
+    from . import exercises, grade
+    grading = commands.add_parser("grade", help="grade a learner's backward exercises against finite differences",
+                                  description=grade.DESCRIPTION)
+    grade.add_arguments(grading)
+    grading.set_defaults(run=grade.run)
+    handout = commands.add_parser("exercises", help="write a hand-out of the backward exercises",
+                                  description=exercises.DESCRIPTION)
+    exercises.add_arguments(handout)
+    handout.set_defaults(run=exercises.run)
+    for name, subparser in commands.choices.items():
+        subparser.set_defaults(command_parser=subparser)
     return parser
-
-
-def _user_errors():
-    """Exceptions that mean the input was wrong, not npseq: the :class:`~npseq.errors.UserError` family
-    (usage, checkpoints, limits, divergence, failed writes), and what Python and NumPy raise for a bad
-    file or value."""
-    from .backend import BackendError
-    return (UserError, BackendError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
-            ValueError)
 
 
 class _Interrupts:
@@ -711,18 +511,12 @@ def _quiet_stdout() -> None:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["grade"]:
-        from .grade import main as grade_main
-        return grade_main(argv[1:])
-    if argv[:1] == ["exercises"]:
-        from .exercises import main as exercises_main
-        return exercises_main(argv[1:])
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "translate" and not any(word.startswith("-") for word in extra):
         args.sentences += extra  # sentences after the options: argparse leaves them over
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return 0
@@ -735,7 +529,7 @@ def main(argv=None) -> int:
         if not interrupts.pressed.is_set():
             return code
         raise KeyboardInterrupt  # every interrupt was swallowed on the way: report it all the same
-    except _user_errors() as exc:
+    except UserError as exc:  # a mistake in the input; anything else is a bug in npseq and shows its traceback
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         _say(f"npseq {args.command}: {message}", file=sys.stderr)
         return 2

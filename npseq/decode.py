@@ -27,13 +27,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import backend
 from ._checks import check_ndim, check_token_ids, check_valid_lens
-from .errors import LimitError
-from .data import preprocess_nmt
+from .data import build_array_nmt, source_tokens, target_text
+from .errors import InvalidTypeError, InvalidValueError, LimitError
 from .functional import log_softmax_forward
+from .metrics import corpus_bleu, exact_match
 from .grad_mode import no_grad
 from .models.seq2seq import reorder_state
 
@@ -78,7 +79,7 @@ def sequence_score(log_prob: float, length: int, alpha: float, length_penalty: s
 def _check_count(name: str, value, maximum: int | None = None) -> int:
     """``value`` is an int >= 1 and, when ``maximum`` is given, at most that cap (named in the error)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}: expected a positive int, got {value!r}")
+        raise InvalidValueError(f"{name}: expected a positive int, got {value!r}")
     if maximum is not None and value > maximum:
         raise LimitError(f"{name}: expected a positive int up to {maximum}, got {value}")
     return value
@@ -90,17 +91,17 @@ def _check_special_ids(model, bos_id, eos_id) -> None:
     vocab_size = model.decoder.vocab_size
     if isinstance(bos_id, bool) or not isinstance(bos_id, (int, backend.numpy.integer)) \
             or not 0 <= bos_id < vocab_size:
-        raise ValueError(f"bos_id: expected a token id in [0, {vocab_size - 1}] (the target vocabulary), "
+        raise InvalidValueError(f"bos_id: expected a token id in [0, {vocab_size - 1}] (the target vocabulary), "
                          f"got {bos_id!r}")
     if isinstance(eos_id, bool) or not isinstance(eos_id, (int, backend.numpy.integer)):
-        raise TypeError(f"eos_id: expected an int token id, got {type(eos_id).__name__} {eos_id!r}")
+        raise InvalidTypeError(f"eos_id: expected an int token id, got {type(eos_id).__name__} {eos_id!r}")
 
 
 def _check_scoring(alpha, length_penalty) -> None:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
-        raise ValueError(f"alpha: expected a finite number, got {alpha!r}")
+        raise InvalidValueError(f"alpha: expected a finite number, got {alpha!r}")
     if length_penalty not in LENGTH_PENALTIES:
-        raise ValueError(f"length_penalty: expected one of {LENGTH_PENALTIES}, got {length_penalty!r}")
+        raise InvalidValueError(f"length_penalty: expected one of {LENGTH_PENALTIES}, got {length_penalty!r}")
 
 
 def _source_batch(model, src):
@@ -112,7 +113,7 @@ def _source_batch(model, src):
     host_src = backend.to_numpy(src)
     check_ndim("src", host_src, 1, "(S,)")
     if host_src.size == 0:
-        raise ValueError("src: expected at least one token id (e.g. <eos>), got an empty array")
+        raise InvalidValueError("src: expected at least one token id (e.g. <eos>), got an empty array")
     check_token_ids("src", host_src, model.encoder.vocab_size)
     src = backend.asarray(host_src)
     return src[None, :], backend.xp.asarray([src.shape[0]], dtype=src.dtype)
@@ -409,7 +410,7 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
     vocab_size = model.decoder.vocab_size
     space = vocab_size ** max_len
     if space > max_space:
-        raise ValueError(f"max_len: exhaustive search over |V|**max_len = {vocab_size}**{max_len} = {space} "
+        raise InvalidValueError(f"max_len: exhaustive search over |V|**max_len = {vocab_size}**{max_len} = {space} "
                          f"sequences exceeds max_space = {max_space}; lower max_len or raise max_space")
     best = None  # (score, log_prob, tokens, attention, length)
     with _inference(model):
@@ -459,22 +460,83 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
 SEARCHES = {"greedy": greedy_search, "beam": beam_search, "exhaustive": exhaustive_search}
 
 
-def translate(model, sentence: str, src_vocab, tgt_vocab, max_len: int, method: str = "greedy", **options):
-    """Translate one sentence: normalise and tokenise as the training data, search, detokenise.
+def attention_rows(out_tokens, attention) -> list:
+    """Row labels of an attention map ``(L, S)``: the output tokens, then ``<eos>`` if the search produced it
+    (``L`` counts ``<eos>``; see the module docstring). ``attention`` ``None``: the output tokens."""
+    rows = list(out_tokens)
+    return rows if attention is None else rows + ["<eos>"] * (len(attention) - len(rows))
 
-    ``method`` is ``"greedy"``, ``"beam"`` or ``"exhaustive"``; ``options`` go to that
-    search (e.g. ``beam_size=3, alpha=0.75, trace=True`` for beam search, whose trace
-    then shows words). The source (with ``<eos>``) is cut to ``max_len`` tokens, as
-    d2l's ``predict_seq2seq`` does. Returns ``(text, result)`` with ``result`` the
-    :class:`SearchResult`.
+
+@dataclasses.dataclass
+class Translation:
+    """One translated sentence (returned by :func:`translate`).
+
+    ``text``: the detokenised output. ``source_tokens``: the source the model read (cut, ``<eos>``
+    included). ``output_tokens``: the output tokens (``<eos>`` dropped). ``result``: the search's
+    :class:`SearchResult` (score, attention ``(L, S)``, trace).
+    """
+    text: str
+    source_tokens: list
+    output_tokens: list
+    result: SearchResult
+
+    @property
+    def attention_rows(self) -> list:
+        """Row labels of ``result.attention``: see :func:`attention_rows`."""
+        return attention_rows(self.output_tokens, self.result.attention)
+
+
+def translate(model, sentence: str, src_vocab, tgt_vocab, max_len: int, method: str = "greedy", *,
+              task: str | None = None, src_max_len: int | None = None, **options) -> Translation:
+    """Translate one raw sentence: tokenise as the training data, cut, search, detokenise.
+
+    1. tokens = :func:`~npseq.data.source_tokens` ``(sentence, task)`` (a built-in task's tokeniser,
+       or d2l's normalisation and word split), then ``<eos>``;
+    2. the source is cut to ``src_max_len`` tokens (default ``max_len``), the length the model was
+       trained on, as d2l's ``predict_seq2seq`` does;
+    3. ``method`` is ``"greedy"``, ``"beam"`` or ``"exhaustive"``; ``options`` go to that search
+       (e.g. ``beam_size=3, alpha=0.75, trace=True`` for beam search, whose trace then shows words);
+    4. the output ids become tokens and text (:func:`~npseq.data.target_text`).
+
+    Raises :class:`~npseq.errors.InvalidValueError` for a sentence without a word.
     """
     if method not in SEARCHES:
-        raise ValueError(f"method: expected one of {tuple(SEARCHES)}, got {method!r}")
+        raise InvalidValueError(f"method: expected one of {tuple(SEARCHES)}, got {method!r}")
     if method == "beam":
         options.setdefault("tgt_vocab", tgt_vocab)
-    words = [w for w in preprocess_nmt(sentence).split(" ") if w]
-    ids = (src_vocab[words] + [src_vocab["<eos>"]])[:max_len]
+    words = source_tokens(sentence, task)
+    if not words:
+        raise InvalidValueError("sentence: expected at least one word, got an empty line")
+    ids = (src_vocab[words] + [src_vocab["<eos>"]])[:max(src_max_len or max_len, 1)]
     src = backend.numpy.asarray(ids, dtype=backend.numpy.int64)
     result = SEARCHES[method](model, src, bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"],
                               max_len=max_len, **options)
-    return " ".join(tgt_vocab.to_tokens(result.tokens)), result
+    out_tokens = tgt_vocab.to_tokens(result.tokens)
+    return Translation(target_text(out_tokens, task), src_vocab.to_tokens(ids), out_tokens, result)
+
+
+class TranslationScores(NamedTuple):
+    """Scores of greedy decoding on a test set: ``bleu`` (corpus BLEU-4 on a 0-1 scale), ``exact_match``."""
+    bleu: float
+    exact_match: float
+
+
+def evaluate_translations(model, pairs, src_vocab, tgt_vocab, *, src_len: int, max_len: int) -> TranslationScores:
+    """Greedy-decode every source of ``pairs`` in one batch and score the outputs against the targets.
+
+    Args:
+        model: an ``EncoderDecoder``.
+        pairs: a non-empty list of ``(source tokens, target tokens)`` (e.g. ``TranslationData.test_pairs``).
+        src_len: the source steps the model was trained on (sources are cut or padded to it).
+        max_len: the most output tokens.
+
+    Returns:
+        :class:`TranslationScores`: :func:`~npseq.metrics.corpus_bleu` / 100 and :func:`~npseq.metrics.exact_match`
+        of the space-joined output tokens against the space-joined targets.
+    """
+    X, X_len = build_array_nmt([src for src, _ in pairs], src_vocab, src_len)
+    outputs = greedy_search_batch(model, X, X_len, bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"],
+                                  max_len=max_len)
+    hyps = [" ".join(tgt_vocab.to_tokens(ids)) for ids in outputs]
+    refs = [" ".join(tgt) for _, tgt in pairs]
+    return TranslationScores(corpus_bleu(hyps, refs) / 100.0, exact_match(hyps, refs))

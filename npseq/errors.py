@@ -10,11 +10,24 @@ This module imports nothing from npseq, so every layer may raise these errors.
 """
 from __future__ import annotations
 
-__all__ = ["LimitError", "TrainingDiverged", "UserError"]
+__all__ = ["InvalidIndexError", "InvalidTypeError", "InvalidValueError", "LimitError", "TrainingDiverged", "UserError"]
 
 
 class UserError(Exception):
     """A mistake the user can fix; the message names the argument, what was expected and what was given."""
+
+
+class InvalidValueError(UserError, ValueError):
+    """An argument at a public boundary has a value outside what it accepts (a count below 1, a
+    probability outside [0, 1), an empty sentence). A ``ValueError`` too, for callers that catch that."""
+
+
+class InvalidTypeError(UserError, TypeError):
+    """An argument at a public boundary has the wrong type (a float where an int count is expected)."""
+
+
+class InvalidIndexError(UserError, IndexError):
+    """Token ids or lengths outside their range (an id beyond the vocabulary, a length beyond the steps)."""
 
 
 class LimitError(UserError, ValueError):

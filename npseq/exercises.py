@@ -243,20 +243,30 @@ def _readme(names: list, functions: list, hints: bool) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    """``npseq exercises --out DIR [--no-hints] [--only NAME ...]``: write the hand-out; return the exit code."""
+DESCRIPTION = ("Write a hand-out of the backpropagation exercises: the skeleton file, a README with each "
+               "exercise's equations, and the command that grades it.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``npseq exercises``, added to its subcommand parser (the ``npseq`` command builds it)."""
     from .grade import NAMES
-    parser = argparse.ArgumentParser(prog="npseq exercises",
-                                     description="Write a hand-out of the backpropagation exercises: the skeleton "
-                                                 "file, a README with each exercise's equations, and the command "
-                                                 "that grades it.")
-    parser.error = lambda message: parser.exit(2, f"{parser.prog}: {message} (see {parser.prog} --help)\n")
     parser.add_argument("--out", required=True, metavar="DIR", help="the folder to write (made if missing)")
     parser.add_argument("--no-hints", action="store_true",
                         help="leave out the hints (the backward equations): forward equations and shapes only")
     parser.add_argument("--only", nargs="+", choices=NAMES, metavar="NAME",
                         help="these exercises (and those they build on); default: all")
-    args = parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    """``npseq exercises --out DIR [--no-hints] [--only NAME ...]``: the ``npseq exercises`` command, for
+    ``python -m npseq.exercises``; returns the exit code."""
+    from .cli import main as npseq_main
+    return npseq_main(["exercises", *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args) -> int:
+    """Write the hand-out as ``npseq exercises`` parsed it; return the exit code."""
+    from .grade import NAMES
     try:
         written = write_handout(args.out, args.only, hints=not args.no_hints)
     except HandoutError as exc:

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from . import backend
 from .grad_mode import no_grad
+from .errors import InvalidTypeError, InvalidValueError
 
 DEFAULT_TOL = 1e-7
 
@@ -55,7 +56,7 @@ def rel_error(a, b) -> float:
     xp = backend.get_array_module(a, b)
     a, b = xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64)
     if a.shape != b.shape:
-        raise ValueError(f"b: expected shape {a.shape} (the shape of a), got {b.shape}")
+        raise InvalidValueError(f"b: expected shape {a.shape} (the shape of a), got {b.shape}")
     return float(_relative_errors(a, b).max()) if a.size else 0.0
 
 
@@ -86,10 +87,10 @@ def numerical_gradient(f: Callable, x, df=None, h: float = 1e-5, order: int = 2)
         An array shaped like ``x`` (same backend).
     """
     if x.dtype != backend.numpy.float64:
-        raise TypeError(f"x: expected a float64 array (finite differences in {x.dtype} are "
+        raise InvalidTypeError(f"x: expected a float64 array (finite differences in {x.dtype} are "
                         f"too coarse to check a gradient), got dtype {x.dtype}")
     if order not in STENCILS:
-        raise ValueError(f"order: expected one of {tuple(STENCILS)}, got {order!r}")
+        raise InvalidValueError(f"order: expected one of {tuple(STENCILS)}, got {order!r}")
     xp = backend.get_array_module(x)
     grad = xp.zeros_like(x)
     for index in backend.numpy.ndindex(*x.shape):
@@ -197,7 +198,7 @@ def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAU
     a = backend.to_numpy(analytic).astype(backend.numpy.float64)
     r = backend.to_numpy(reference).astype(backend.numpy.float64)
     if a.shape != r.shape:
-        raise ValueError(f"reference: expected shape {a.shape} (the shape of analytic), got {r.shape}")
+        raise InvalidValueError(f"reference: expected shape {a.shape} (the shape of analytic), got {r.shape}")
     if a.size == 0:
         return None
     finite = backend.numpy.isfinite(a)
@@ -223,7 +224,7 @@ def step_report(step: int, num_steps: int, source: str | None = None) -> str:
             the error is in the gradient that step ``step + 1`` hands back to it.
     """
     if source not in (None,) + STEP_SOURCES:
-        raise ValueError(f"source: expected None or one of {STEP_SOURCES}, got {source!r}")
+        raise InvalidValueError(f"source: expected None or one of {STEP_SOURCES}, got {source!r}")
     last = num_steps - 1
     if step == last:
         return (f"first wrong at t={step} (of 0..{last}), the last step: the error enters in the step's "
@@ -321,7 +322,7 @@ def check_function(forward: Callable, backward: Callable, inputs: dict, grad_nam
         grad_names = [name for name in names if _is_float_array(inputs[name])]
     unknown = [name for name in grad_names if name not in inputs]
     if unknown:
-        raise ValueError(f"grad_names: expected names from inputs {names}, got {unknown}")
+        raise InvalidValueError(f"grad_names: expected names from inputs {names}, got {unknown}")
     args = list(inputs.values())
     rng = backend.numpy.random.default_rng(seed)
 
@@ -332,7 +333,7 @@ def check_function(forward: Callable, backward: Callable, inputs: dict, grad_nam
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(grad_names):
-        raise ValueError(f"grad_names: backward returned {len(grads)} gradients but "
+        raise InvalidValueError(f"grad_names: backward returned {len(grads)} gradients but "
                          f"{len(grad_names)} names were given ({list(grad_names)})")
 
     def outputs_of(_):
@@ -377,7 +378,7 @@ def check_module(module, inputs: dict, wrt=None, *, seed: int = 0, h: float = 1e
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) < len(wrt):
-        raise ValueError(f"wrt: backward returned {len(grads)} input gradients, "
+        raise InvalidValueError(f"wrt: backward returned {len(grads)} input gradients, "
                          f"fewer than the {len(wrt)} inputs named ({list(wrt)})")
 
     def outputs_of(_):

@@ -1012,13 +1012,6 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
 
 
 # ------------------------------------------------------------------------ CLI
-class _Parser(argparse.ArgumentParser):
-    """A bad command line is reported in one line with exit code 2 (as the ``npseq`` command does)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
 def _positive(kind):
     def parse(text):
         try:
@@ -1031,12 +1024,13 @@ def _positive(kind):
     return parse
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="npseq grade",
-                     description="Grade the backward functions in a course exercise file against finite "
-                                 "differences and npseq's own backward, each in a child process with a time "
-                                 "limit. Exit code 0 when every function is correct, 1 when some are not, "
-                                 "2 when the file cannot be graded.")
+DESCRIPTION = ("Grade the backward functions in a course exercise file against finite differences and npseq's "
+               "own backward, each in a child process with a time limit. Exit code 0 when every function is "
+               "correct, 1 when some are not, 2 when the file cannot be graded.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``npseq grade``, added to its subcommand parser (the ``npseq`` command builds it)."""
     parser.add_argument("file", help="the learner's Python file (defines some of: " + ", ".join(NAMES) + ")")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
                         help="grade only this function (repeatable); the score counts only these")
@@ -1051,7 +1045,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory-mb", type=_positive(int), default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"memory each function may add, where the platform allows a limit "
                              f"(default {DEFAULT_MEMORY_MB})")
-    return parser
 
 
 def _write_json(path: str, data: dict) -> None:
@@ -1063,8 +1056,14 @@ def _write_json(path: str, data: dict) -> None:
 
 
 def main(argv=None) -> int:
-    """``npseq grade FILE [--only NAME ...] [--format F] [--timeout S]``: report; return the exit code."""
-    args = build_parser().parse_args(argv)
+    """``npseq grade FILE [--only NAME ...] [--format F] [--timeout S]``: the ``npseq grade`` command, for
+    ``python -m npseq.grade`` and the skeleton's own ``__main__`` block; returns the exit code."""
+    from .cli import main as npseq_main
+    return npseq_main(["grade", *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args) -> int:
+    """Grade ``args.file`` as ``npseq grade`` parsed it: report; return the exit code."""
     machine = args.format != "text"
     try:
         report = grade_file(args.file, only=args.only, timeout=args.timeout, memory_mb=args.memory_mb,

@@ -11,11 +11,13 @@ Everything here runs on the host in plain Python: metrics read tokens, not array
 """
 from __future__ import annotations
 
+from .errors import InvalidTypeError, InvalidValueError
+
 import collections
 import math
 from collections.abc import Sequence
 
-__all__ = ["bleu", "corpus_bleu", "perplexity"]
+__all__ = ["bleu", "corpus_bleu", "exact_match", "perplexity"]
 
 MAX_ORDER = 4
 """The n-gram order of :func:`corpus_bleu` (BLEU-4)."""
@@ -27,17 +29,17 @@ def _tokens(name: str, seq) -> list:
         return seq.split()
     if hasattr(seq, "ndim") and hasattr(seq, "tolist"):  # a 1-d NumPy/CuPy array of token ids
         if seq.ndim != 1:
-            raise ValueError(f"{name}: expected a 1-d array of token ids, got shape {tuple(seq.shape)}")
+            raise InvalidValueError(f"{name}: expected a 1-d array of token ids, got shape {tuple(seq.shape)}")
         return seq.tolist()
     try:
         tokens = list(seq)
     except TypeError:
-        raise TypeError(f"{name}: expected a string or a sequence of tokens, got {type(seq).__name__}") from None
+        raise InvalidTypeError(f"{name}: expected a string or a sequence of tokens, got {type(seq).__name__}") from None
     for i, token in enumerate(tokens):
         try:
             hash(token)
         except TypeError:
-            raise TypeError(f"{name}[{i}]: expected a token (a string or an id), "
+            raise InvalidTypeError(f"{name}[{i}]: expected a token (a string or an id), "
                             f"got {type(token).__name__}") from None
     return tokens
 
@@ -73,9 +75,9 @@ def bleu(pred_seq, label_seq, k: int) -> float:
 
     This matches current d2l-en (d2l.ai, section 10.7 "Evaluation of Predicted
     Sequences"), whose loop runs over ``range(1, min(k, len_pred) + 1)``: an n-gram order
-    longer than the prediction (:math:`n > \text{len}_\text{pred}`) is skipped, and the
+    longer than the prediction (:math:`n > \\text{len}_\\text{pred}`) is skipped, and the
     brevity penalty alone charges for the missing length. So ``bleu("va", "va !", k=2)`` is
-    :math:`e^{1 - 2/1} \cdot 1 = e^{-1} = 0.3679` and ``bleu("va !", "va ! ici", k=3)`` is
+    :math:`e^{1 - 2/1} \\cdot 1 = e^{-1} = 0.3679` and ``bleu("va !", "va ! ici", k=3)`` is
     :math:`e^{1 - 3/2} = 0.6065`. (Earlier d2l releases looped over ``range(1, k + 1)`` and
     divided by zero there.) A prediction equal to its label always scores 1
     (``bleu("va", "va", k=2) == 1``).
@@ -95,7 +97,7 @@ def bleu(pred_seq, label_seq, k: int) -> float:
     """
     pred, label = _tokens("pred_seq", pred_seq), _tokens("label_seq", label_seq)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k: expected an integer >= 1 (the highest n-gram order), got {k!r}")
+        raise InvalidValueError(f"k: expected an integer >= 1 (the highest n-gram order), got {k!r}")
     len_pred, len_label = len(pred), len(label)
     if len_pred == 0:
         return 1.0 if len_label == 0 else 0.0
@@ -111,22 +113,22 @@ def _reference_streams(refs, num_hyps: int) -> list:
     layout = (f"{num_hyps} reference strings (one per hypothesis), or a list of reference streams "
               f"refs[r][i], each of {num_hyps} strings")
     if isinstance(refs, str) or not isinstance(refs, Sequence) or len(refs) == 0:
-        raise TypeError(f"refs: expected {layout}; got {type(refs).__name__}"
+        raise InvalidTypeError(f"refs: expected {layout}; got {type(refs).__name__}"
                         + (" of length 0" if isinstance(refs, Sequence) and not isinstance(refs, str) else ""))
     streams = [refs] if all(ref is None or isinstance(ref, str) for ref in refs) else list(refs)
     for r, stream in enumerate(streams):
         name = "refs" if streams[0] is refs else f"refs[{r}]"
         if isinstance(stream, str) or not isinstance(stream, Sequence):
-            raise TypeError(f"{name}: expected {layout}; got a {type(stream).__name__}")
+            raise InvalidTypeError(f"{name}: expected {layout}; got a {type(stream).__name__}")
         if len(stream) != num_hyps:
-            raise ValueError(f"{name}: expected {layout}; got {len(stream)} entries")
+            raise InvalidValueError(f"{name}: expected {layout}; got {len(stream)} entries")
         for i, ref in enumerate(stream):
             if ref is not None and not isinstance(ref, str):
-                raise TypeError(f"{name}[{i}]: expected a reference string (or None for no reference "
+                raise InvalidTypeError(f"{name}[{i}]: expected a reference string (or None for no reference "
                                 f"in this stream; join token lists with ' '), got {type(ref).__name__}")
     for i in range(num_hyps):
         if all(stream[i] is None for stream in streams):
-            raise ValueError(f"refs: expected at least one reference for hypothesis {i}, got only None")
+            raise InvalidValueError(f"refs: expected at least one reference for hypothesis {i}, got only None")
     return streams
 
 
@@ -174,11 +176,11 @@ def corpus_bleu(hyps, refs) -> float:
         The score as a Python float in [0, 100].
     """
     if isinstance(hyps, str) or not isinstance(hyps, Sequence) or len(hyps) == 0:
-        raise TypeError(f"hyps: expected a non-empty sequence of hypothesis strings, got "
+        raise InvalidTypeError(f"hyps: expected a non-empty sequence of hypothesis strings, got "
                         f"{type(hyps).__name__}" + (" of length 0" if isinstance(hyps, Sequence) else ""))
     for i, hyp in enumerate(hyps):
         if not isinstance(hyp, str):
-            raise TypeError(f"hyps[{i}]: expected a hypothesis string (join token lists with ' '), "
+            raise InvalidTypeError(f"hyps[{i}]: expected a hypothesis string (join token lists with ' '), "
                             f"got {type(hyp).__name__}")
     streams = _reference_streams(refs, len(hyps))
     hyp_total, ref_total = 0, 0
@@ -211,6 +213,24 @@ def corpus_bleu(hyps, refs) -> float:
     return brevity_penalty * math.exp(log_precision_sum / MAX_ORDER)
 
 
+def exact_match(hyps, refs) -> float:
+    """The fraction of hypotheses equal to their reference, as strings: :math:`\\frac1N \\sum_i [h_i = r_i]`.
+
+    Args:
+        hyps: a non-empty sequence of N hypothesis strings; refs: N reference strings.
+
+    Returns:
+        A Python float in [0, 1].
+    """
+    if isinstance(hyps, str) or not isinstance(hyps, Sequence) or len(hyps) == 0:
+        raise InvalidTypeError(f"hyps: expected a non-empty sequence of strings, got {type(hyps).__name__}"
+                        + (" of length 0" if isinstance(hyps, Sequence) else ""))
+    if isinstance(refs, str) or not isinstance(refs, Sequence) or len(refs) != len(hyps):
+        raise InvalidValueError(f"refs: expected a sequence of {len(hyps)} strings (one per hypothesis), got "
+                         f"{type(refs).__name__}" + (f" of length {len(refs)}" if isinstance(refs, Sequence) else ""))
+    return sum(hyp == ref for hyp, ref in zip(hyps, refs)) / len(hyps)
+
+
 def perplexity(total_nll, num_tokens) -> float:
     """Perplexity from a summed negative log-likelihood: :math:`\\exp(\\text{total\\_nll} / \\text{num\\_tokens})`.
 
@@ -235,9 +255,9 @@ def perplexity(total_nll, num_tokens) -> float:
     nll = _scalar("total_nll", total_nll)
     count = _scalar("num_tokens", num_tokens)
     if math.isnan(nll) or nll < 0:
-        raise ValueError(f"total_nll: expected a summed negative log-likelihood >= 0, got {total_nll!r}")
+        raise InvalidValueError(f"total_nll: expected a summed negative log-likelihood >= 0, got {total_nll!r}")
     if not 0 < count < math.inf:
-        raise ValueError(f"num_tokens: expected a number of tokens > 0, got {num_tokens!r}")
+        raise InvalidValueError(f"num_tokens: expected a number of tokens > 0, got {num_tokens!r}")
     try:
         return math.exp(nll / count)
     except OverflowError:
@@ -246,8 +266,8 @@ def perplexity(total_nll, num_tokens) -> float:
 
 def _scalar(name: str, value) -> float:
     if isinstance(value, (bool, str)):
-        raise TypeError(f"{name}: expected a real number, got {value!r}")
+        raise InvalidTypeError(f"{name}: expected a real number, got {value!r}")
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a real number, got {value!r}") from None
+        raise InvalidTypeError(f"{name}: expected a real number, got {value!r}") from None

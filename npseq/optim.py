@@ -28,32 +28,33 @@ import math
 from . import backend
 from ._checks import check_same_backend
 from .nn.module import Module, Parameter
+from .errors import InvalidTypeError, InvalidValueError
 
-__all__ = ["Optimizer", "SGD", "Adagrad", "Adam", "clip_grad_norm", "clip_grad_value"]
+__all__ = ["OPTIMIZERS", "Optimizer", "SGD", "Adagrad", "Adam", "clip_grad_norm", "clip_grad_value", "make_optimizer"]
 
 
 def _as_parameter_list(params, where: str) -> list:
     """``params`` (a list or any iterable of Parameters) as a non-empty list without duplicates."""
     if isinstance(params, Module):
-        raise TypeError(f"{where}: params: expected a list of Parameter, got the module "
+        raise InvalidTypeError(f"{where}: params: expected a list of Parameter, got the module "
                         f"{type(params).__name__}; pass module.parameters()")
     if isinstance(params, Parameter):
-        raise TypeError(f"{where}: params: expected a list of Parameter, got a single Parameter; "
+        raise InvalidTypeError(f"{where}: params: expected a list of Parameter, got a single Parameter; "
                         f"wrap it in a list")
     try:
         params = list(params)
     except TypeError:
-        raise TypeError(f"{where}: params: expected a list of Parameter, "
+        raise InvalidTypeError(f"{where}: params: expected a list of Parameter, "
                         f"got {type(params).__name__}") from None
     if not params:
-        raise ValueError(f"{where}: params: expected at least one Parameter, got an empty list")
+        raise InvalidValueError(f"{where}: params: expected at least one Parameter, got an empty list")
     seen = {}
     for i, param in enumerate(params):
         if not isinstance(param, Parameter):
-            raise TypeError(f"{where}: params[{i}]: expected a Parameter, got {type(param).__name__}")
+            raise InvalidTypeError(f"{where}: params[{i}]: expected a Parameter, got {type(param).__name__}")
         if id(param) in seen:
             # A repeated parameter would be updated twice per step.
-            raise ValueError(f"{where}: params[{i}]: expected each Parameter once, "
+            raise InvalidValueError(f"{where}: params[{i}]: expected each Parameter once, "
                              f"got the same Parameter as params[{seen[id(param)]}]")
         seen[id(param)] = i
     for i, param in enumerate(params[1:], start=1):
@@ -64,13 +65,13 @@ def _as_parameter_list(params, where: str) -> list:
 def _real(name: str, value, expected: str, ok) -> float:
     """``value`` as a Python float, checked by ``ok``; ``expected`` words the condition for the error."""
     if isinstance(value, bool):
-        raise TypeError(f"{name}: expected a real number {expected}, got {value!r}")
+        raise InvalidTypeError(f"{name}: expected a real number {expected}, got {value!r}")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a real number {expected}, got {value!r}") from None
+        raise InvalidTypeError(f"{name}: expected a real number {expected}, got {value!r}") from None
     if math.isnan(number) or not ok(number):
-        raise ValueError(f"{name}: expected a real number {expected}, got {value!r}")
+        raise InvalidValueError(f"{name}: expected a real number {expected}, got {value!r}")
     return number
 
 
@@ -159,7 +160,7 @@ class Optimizer:
         except (TypeError, ValueError):
             as_int = None
         if as_int is None or as_int != float(step_count) or as_int < 0:
-            raise ValueError(f"{where}: state['step_count']: expected an integer >= 0, got {step_count!r}")
+            raise InvalidValueError(f"{where}: state['step_count']: expected an integer >= 0, got {step_count!r}")
         hyperparameters = {}
         for name in self._hyperparameter_names:
             value = state[name]
@@ -173,7 +174,7 @@ class Optimizer:
                 value = state[f"{name}.{i}"]
                 shape = tuple(getattr(value, "shape", ()))
                 if shape != tuple(buf.shape):
-                    raise ValueError(f"{where}: state['{name}.{i}']: expected shape {tuple(buf.shape)} "
+                    raise InvalidValueError(f"{where}: state['{name}.{i}']: expected shape {tuple(buf.shape)} "
                                      f"(the shape of params[{i}]), got {shape}")
                 updates.append((buf, value))
         self.step_count = as_int
@@ -319,7 +320,7 @@ class Adam(Optimizer):
         try:
             beta1, beta2 = betas
         except (TypeError, ValueError):
-            raise ValueError(f"betas: expected a pair (beta1, beta2), got {betas!r}") from None
+            raise InvalidValueError(f"betas: expected a pair (beta1, beta2), got {betas!r}") from None
         return {"lr": _positive("lr", lr),
                 "betas": (_unit_interval("betas[0]", beta1), _unit_interval("betas[1]", beta2)),
                 "eps": _positive("eps", eps), "weight_decay": _nonnegative("weight_decay", weight_decay)}
@@ -439,3 +440,14 @@ def clip_grad_value(params, clip) -> None:
     for param in params:
         xp = backend.get_array_module(param.grad)
         xp.clip(param.grad, -clip, clip, out=param.grad)
+
+
+OPTIMIZERS = {"adam": Adam, "sgd": SGD, "adagrad": Adagrad}
+"""The optimizers by name (what ``npseq train --optimizer`` and its checkpoints call them)."""
+
+
+def make_optimizer(name: str, params, lr: float) -> Optimizer:
+    """The optimizer called ``name`` (a key of :data:`OPTIMIZERS`) over ``params``, with its other defaults."""
+    if name not in OPTIMIZERS:
+        raise InvalidValueError(f"name: expected one of {tuple(OPTIMIZERS)}, got {name!r}")
+    return OPTIMIZERS[name](params, lr=lr)

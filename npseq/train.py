@@ -4,13 +4,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import signal
 import time
 
 from tqdm.auto import tqdm
 
 from . import backend
 from ._checks import check_token_ids, check_valid_lens
-from .errors import TrainingDiverged
+from .errors import InvalidTypeError, InvalidValueError, TrainingDiverged
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
 from .metrics import perplexity
@@ -44,14 +45,14 @@ class History:
     def from_dict(cls, state: dict) -> "History":
         """The history that :meth:`to_dict` gave; ``ValueError`` naming the first unknown key or bad list."""
         if not isinstance(state, dict):
-            raise TypeError(f"state: expected a dict from History.to_dict(), got {type(state).__name__}")
+            raise InvalidTypeError(f"state: expected a dict from History.to_dict(), got {type(state).__name__}")
         known = [field.name for field in dataclasses.fields(cls)]
         unknown = [key for key in state if key not in known]
         if unknown:
-            raise ValueError(f"state: expected the keys {known}, got unknown keys {unknown}")
+            raise InvalidValueError(f"state: expected the keys {known}, got unknown keys {unknown}")
         lengths = {len(values) for values in state.values() if isinstance(values, list)}
         if len(lengths) > 1 or any(not isinstance(values, list) for values in state.values()):
-            raise ValueError("state: expected one list of numbers per statistic, all of the same length")
+            raise InvalidValueError("state: expected one list of numbers per statistic, all of the same length")
         return cls(**{key: list(values) for key, values in state.items()})
 
 
@@ -83,17 +84,17 @@ class EpochProgress:
     def from_dict(cls, state: dict) -> "EpochProgress":
         """The record :meth:`to_dict` gave; ``ValueError`` naming the first missing or bad field."""
         if not isinstance(state, dict):
-            raise TypeError(f"state: expected a dict from EpochProgress.to_dict(), got {type(state).__name__}")
+            raise InvalidTypeError(f"state: expected a dict from EpochProgress.to_dict(), got {type(state).__name__}")
         fields = {field.name: field.type for field in dataclasses.fields(cls)}
         if set(state) != set(fields):
-            raise ValueError(f"state: expected the keys {sorted(fields)}, got {sorted(state)}")
+            raise InvalidValueError(f"state: expected the keys {sorted(fields)}, got {sorted(state)}")
         for name, kind in fields.items():
             value, counts = state[name], kind == "int"
             # Ints are compared, never converted: float(10**400) would overflow.
             number = not isinstance(value, bool) and (isinstance(value, int) or
                                                         (not counts and isinstance(value, float)))
             if not (number and 0 <= value <= _MAX_COUNT):
-                raise ValueError(f"state[{name!r}]: expected {'an int' if counts else 'a number'} in "
+                raise InvalidValueError(f"state[{name!r}]: expected {'an int' if counts else 'a number'} in "
                                  f"[0, {_MAX_COUNT}], got {value!r:.40}")
         return cls(**state)
 
@@ -185,7 +186,7 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
             in its message count from the start of this call.
     """
     if not isinstance(num_epochs, int) or num_epochs < 1:
-        raise ValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
+        raise InvalidValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
     loss_fn = loss_fn or MaskedSoftmaxCELoss("mean")
     rng = make_rng(seed if rng is None else rng)
     position = EpochProgress() if position is None else position
@@ -215,7 +216,7 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
             position.batches_done += 1
         num_batches = position.batches_done
         if num_batches == 0:
-            raise ValueError("batches: expected at least one batch per epoch, got none")
+            raise InvalidValueError("batches: expected at least one batch per epoch, got none")
         if not all(bool(backend.get_array_module(p.data).isfinite(p.data).all()) for p in optimizer.params):
             raise TrainingDiverged(f"training diverged in epoch {epoch + 1}: the last update made weights "
                                    f"NaN or inf")
@@ -232,6 +233,30 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
         if on_epoch_end is not None:
             on_epoch_end(epoch, history)
     return history
+
+
+class StopOnCtrlC:
+    """While active, the first Ctrl-C only asks the training loop to stop after the current batch.
+
+    Pass ``stop=lambda: ctrl_c.pressed`` to :func:`train_seq2seq`: the loop then returns between
+    two updates and the caller can save a consistent checkpoint, all within a batch's time. A
+    second Ctrl-C interrupts at once (the default behaviour). Main thread only (signal handlers).
+    """
+
+    def __init__(self):
+        self.pressed = False
+
+    def _handler(self, signum, frame):
+        self.pressed = True
+        signal.signal(signal.SIGINT, self._previous)
+
+    def __enter__(self):
+        self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc_info):
+        signal.signal(signal.SIGINT, self._previous)
+        return False
 
 
 def _clear(position: EpochProgress) -> None:
@@ -277,12 +302,12 @@ def _lm_partition(batches, partition):
     if partition is None:
         partition = declared
         if partition is None:
-            raise ValueError(f"partition: expected one of {PARTITIONS} (batches has no .partition to "
+            raise InvalidValueError(f"partition: expected one of {PARTITIONS} (batches has no .partition to "
                              f"read it from), got None")
     if partition not in PARTITIONS:
-        raise ValueError(f"partition: expected one of {PARTITIONS}, got {partition!r}")
+        raise InvalidValueError(f"partition: expected one of {PARTITIONS}, got {partition!r}")
     if declared is not None and declared != partition:
-        raise ValueError(f"partition: expected the batches' own partition {declared!r}, got {partition!r}")
+        raise InvalidValueError(f"partition: expected the batches' own partition {declared!r}, got {partition!r}")
     return partition
 
 
@@ -355,12 +380,12 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
     """
     if num_epochs is None:
         if max_seconds is None:
-            raise ValueError("num_epochs: expected a positive int (or None with max_seconds), got None "
+            raise InvalidValueError("num_epochs: expected a positive int (or None with max_seconds), got None "
                              "without max_seconds")
     elif isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
-        raise ValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
+        raise InvalidValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
     if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
-        raise ValueError(f"max_seconds: expected a number of seconds > 0 or None, got {max_seconds!r}")
+        raise InvalidValueError(f"max_seconds: expected a number of seconds > 0 or None, got {max_seconds!r}")
     partition = _lm_partition(batches, partition)
     loss_fn = MaskedSoftmaxCELoss("mean")
     history = LMHistory()
@@ -386,7 +411,7 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
             if partition == "random":
                 state = None
             elif X.shape[0] != shape[0]:
-                raise ValueError(f"batches: sequential partitioning carries the state, so every batch needs "
+                raise InvalidValueError(f"batches: sequential partitioning carries the state, so every batch needs "
                                  f"{shape[0]} rows (the first batch's), got {X.shape[0]}")
             state, nll, tokens, norm = train_lm_step(model, loss_fn, optimizer, X, Y, state, clip)
             nll_sum, norm_sum = nll_sum + nll, norm_sum + norm
@@ -395,7 +420,7 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
                 history.stopped_early = True
                 break
         if num_batches == 0:
-            raise ValueError("batches: expected at least one batch per epoch, got none")
+            raise InvalidValueError("batches: expected at least one batch per epoch, got none")
         wall = time.perf_counter() - start
         history.token_ce.append(nll_sum / num_tokens)
         history.train_ppl.append(perplexity(nll_sum, num_tokens))
@@ -445,14 +470,14 @@ def evaluate_perplexity(model, corpus_ids, num_steps: int, batch_size: int) -> f
     """
     for name, value in (("num_steps", num_steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            raise InvalidValueError(f"{name}: expected a positive int, got {value!r}")
     _check_lm_ids(model, "corpus_ids", corpus_ids)
     ids = backend.asarray(corpus_ids)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
-        raise ValueError(f"corpus_ids: expected a 1-d integer array, got shape {tuple(ids.shape)}, dtype {ids.dtype}")
+        raise InvalidValueError(f"corpus_ids: expected a 1-d integer array, got shape {tuple(ids.shape)}, dtype {ids.dtype}")
     row_len = (ids.shape[0] - 1) // batch_size
     if row_len < 1:
-        raise ValueError(f"batch_size: expected at most len(corpus_ids) - 1 = {ids.shape[0] - 1} rows, "
+        raise InvalidValueError(f"batch_size: expected at most len(corpus_ids) - 1 = {ids.shape[0] - 1} rows, "
                          f"got {batch_size}")
     xp = backend.get_array_module(ids)
     Xs = ids[:batch_size * row_len].reshape(batch_size, row_len)
@@ -476,7 +501,7 @@ def _prefix_tokens(prefix):
         return list(prefix), ""
     if isinstance(prefix, (list, tuple)) and all(isinstance(token, str) for token in prefix):
         return list(prefix), " "
-    raise TypeError(f"prefix: expected a str (characters) or a list of str tokens, got {type(prefix).__name__}")
+    raise InvalidTypeError(f"prefix: expected a str (characters) or a list of str tokens, got {type(prefix).__name__}")
 
 
 def predict(model, prefix, num_preds: int, vocab, *, temperature=None, rng=None) -> str:
@@ -508,14 +533,14 @@ def predict(model, prefix, num_preds: int, vocab, *, temperature=None, rng=None)
     """
     tokens, joiner = _prefix_tokens(prefix)
     if not tokens:
-        raise ValueError("prefix: expected at least one token to start from, got none")
+        raise InvalidValueError("prefix: expected at least one token to start from, got none")
     if isinstance(num_preds, bool) or not isinstance(num_preds, int) or num_preds < 0:
-        raise ValueError(f"num_preds: expected an int >= 0, got {num_preds!r}")
+        raise InvalidValueError(f"num_preds: expected an int >= 0, got {num_preds!r}")
     if temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
-            raise ValueError(f"temperature: expected None (greedy) or a number > 0, got {temperature!r}")
+            raise InvalidValueError(f"temperature: expected None (greedy) or a number > 0, got {temperature!r}")
         if rng is None:
-            raise ValueError("rng: expected a numpy.random.Generator or an int seed when sampling "
+            raise InvalidValueError("rng: expected a numpy.random.Generator or an int seed when sampling "
                              "(temperature is set), got None")
         rng = make_rng(rng)
     np = backend.numpy

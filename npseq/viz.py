@@ -16,6 +16,7 @@ import math
 import os
 
 from . import backend
+from .errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["show_heatmaps", "show_attention_grid", "plot_history", "plot_grad_norms"]
 
@@ -53,7 +54,7 @@ def _host_array(name: str, value):
     try:
         array = backend.to_numpy(value).astype(backend.numpy.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name}: expected an array of numbers, got {type(value).__name__} ({exc})") from None
+        raise InvalidTypeError(f"{name}: expected an array of numbers, got {type(value).__name__} ({exc})") from None
     return array
 
 
@@ -62,9 +63,9 @@ def _token_labels(name: str, tokens, count: int, axis: str, shape: tuple) -> lis
     if tokens is None:
         return [str(i) for i in range(count)]
     if isinstance(tokens, str) or not hasattr(tokens, "__len__"):
-        raise TypeError(f"{name}: expected a list of tokens (str), got {type(tokens).__name__}")
+        raise InvalidTypeError(f"{name}: expected a list of tokens (str), got {type(tokens).__name__}")
     if len(tokens) != count:
-        raise ValueError(f"{name}: expected {count} tokens (one per {axis} of weights, shape {shape}), "
+        raise InvalidValueError(f"{name}: expected {count} tokens (one per {axis} of weights, shape {shape}), "
                          f"got {len(tokens)}")
     return [str(token) for token in tokens]
 
@@ -72,19 +73,19 @@ def _token_labels(name: str, tokens, count: int, axis: str, shape: tuple) -> lis
 def _panel(panel, prefix: str) -> tuple:
     """One ``(weights (T_out, S), src_labels, out_labels, title)``, checked; errors name ``prefix`` + argument."""
     if not isinstance(panel, (list, tuple)) or len(panel) not in (3, 4):
-        raise TypeError(f"{prefix.strip()}: expected a tuple (weights, src_tokens, out_tokens[, title]), "
+        raise InvalidTypeError(f"{prefix.strip()}: expected a tuple (weights, src_tokens, out_tokens[, title]), "
                         f"got {type(panel).__name__}" + (f" of length {len(panel)}"
                                                          if isinstance(panel, (list, tuple)) else ""))
     weights, src_tokens, out_tokens = panel[:3]
     title = panel[3] if len(panel) == 4 else None
     weights = _host_array(f"{prefix}weights", weights)
     if weights.ndim != 2:
-        raise ValueError(f"{prefix}weights: expected a 2-d array (T_out, S), got shape {weights.shape}")
+        raise InvalidValueError(f"{prefix}weights: expected a 2-d array (T_out, S), got shape {weights.shape}")
     if weights.size == 0:
-        raise ValueError(f"{prefix}weights: expected at least one output and one source step, "
+        raise InvalidValueError(f"{prefix}weights: expected at least one output and one source step, "
                          f"got shape {weights.shape}")
     if not backend.numpy.isfinite(weights).all():
-        raise ValueError(f"{prefix}weights: expected finite values, got NaN or inf")
+        raise InvalidValueError(f"{prefix}weights: expected finite values, got NaN or inf")
     src = _token_labels(f"{prefix}src_tokens", src_tokens, weights.shape[1], "column", weights.shape)
     out = _token_labels(f"{prefix}out_tokens", out_tokens, weights.shape[0], "row", weights.shape)
     return weights, src, out, None if title is None else str(title)
@@ -114,7 +115,7 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
         ``path`` (str), or ``(path, Figure)`` with ``return_figure=True``.
     """
     if isinstance(panels, (str, bytes)) or not isinstance(panels, (list, tuple)) or not panels:
-        raise ValueError(f"panels: expected a non-empty list of (weights, src_tokens, out_tokens[, title]), "
+        raise InvalidValueError(f"panels: expected a non-empty list of (weights, src_tokens, out_tokens[, title]), "
                          f"got {panels!r:.60}")
     checked = [_panel(panel, f"panels[{i}] ") for i, panel in enumerate(panels)]
     return _draw_heatmaps(checked, path, ncols, suptitle, cmap, dpi, return_figure)
@@ -124,7 +125,7 @@ def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figur
     """Draw checked panels (see :func:`show_attention_grid`) on one colour scale and write the PNG."""
     ncols = min(len(checked), 4) if ncols is None else ncols
     if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
-        raise ValueError(f"ncols: expected a positive int, got {ncols!r}")
+        raise InvalidValueError(f"ncols: expected a positive int, got {ncols!r}")
     ncols = min(ncols, len(checked))
     nrows = math.ceil(len(checked) / ncols)
     vmin = min(0.0, min(float(w.min()) for w, *_ in checked))
@@ -177,17 +178,17 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
         panels, suptitle = [(array, src_tokens, out_tokens, title)], None
     elif array.ndim == 3:
         if array.shape[0] == 0:
-            raise ValueError(f"weights: expected at least one map, got shape {array.shape}")
+            raise InvalidValueError(f"weights: expected at least one map, got shape {array.shape}")
         if isinstance(title, (list, tuple)):
             if len(title) != array.shape[0]:
-                raise ValueError(f"title: expected {array.shape[0]} panel titles (one per map of weights, "
+                raise InvalidValueError(f"title: expected {array.shape[0]} panel titles (one per map of weights, "
                                  f"shape {array.shape}), got {len(title)}")
             titles, suptitle = list(title), None
         else:
             titles, suptitle = [None] * array.shape[0], title
         panels = [(array[p], src_tokens, out_tokens, titles[p]) for p in range(array.shape[0])]
     else:
-        raise ValueError(f"weights: expected a 2-d (T_out, S) or 3-d (P, T_out, S) array, got shape {array.shape}")
+        raise InvalidValueError(f"weights: expected a 2-d (T_out, S) or 3-d (P, T_out, S) array, got shape {array.shape}")
     checked = [_panel(panel, "") for panel in panels]  # shared tokens: errors name the arguments themselves
     return _draw_heatmaps(checked, path, None, suptitle, cmap, dpi, return_figure)
 
@@ -197,12 +198,12 @@ def _history_series(history, keys) -> dict:
     if hasattr(history, "to_dict"):
         history = history.to_dict()
     if not isinstance(history, dict):
-        raise TypeError(f"history: expected an npseq.train.History or a dict of per-epoch lists, "
+        raise InvalidTypeError(f"history: expected an npseq.train.History or a dict of per-epoch lists, "
                         f"got {type(history).__name__}")
     if isinstance(keys, str):
         keys = (keys,)
     if not isinstance(keys, (list, tuple)) or not keys:
-        raise ValueError(f"keys: expected a non-empty list of history keys, got {keys!r}")
+        raise InvalidValueError(f"keys: expected a non-empty list of history keys, got {keys!r}")
     series = {}
     for key in keys:
         if key in history:
@@ -210,13 +211,13 @@ def _history_series(history, keys) -> dict:
         elif key == "perplexity" and "token_ce" in history:
             values = [math.exp(v) if v is not None else None for v in history["token_ce"]]
         else:
-            raise ValueError(f"keys: {key!r} is not in history (available: {sorted(history)}"
+            raise InvalidValueError(f"keys: {key!r} is not in history (available: {sorted(history)}"
                              + ("; 'perplexity' is derived from 'token_ce'" if key == "perplexity" else "") + ")")
         # None marks an epoch without a value (e.g. BLEU evaluated every few epochs): a gap in the curve.
         values = [math.nan if v is None else v for v in values] if isinstance(values, (list, tuple)) else values
         array = _host_array(f"history[{key!r}]", values)
         if array.ndim != 1 or array.size == 0:
-            raise ValueError(f"history[{key!r}]: expected a non-empty 1-d list of per-epoch values, "
+            raise InvalidValueError(f"history[{key!r}]: expected a non-empty 1-d list of per-epoch values, "
                              f"got shape {array.shape}")
         series[key] = array
     return series
@@ -303,7 +304,7 @@ def plot_grad_norms(norms, path, log_scale: bool = True, *, title: str | None = 
     """
     if isinstance(norms, dict):
         if not norms:
-            raise ValueError("norms: expected a non-empty dict of label -> 1-d array, got {}")
+            raise InvalidValueError("norms: expected a non-empty dict of label -> 1-d array, got {}")
         keys = list(norms)
         if all(_is_layer_key(key) for key in keys):
             keys.sort()  # backward fills step_grad_norms from the top layer down; plot bottom-up
@@ -317,9 +318,9 @@ def plot_grad_norms(norms, path, log_scale: bool = True, *, title: str | None = 
     for label, (name, value) in curves.items():
         array = _host_array(name, value)
         if array.ndim != 1 or array.size == 0:
-            raise ValueError(f"{name}: expected a non-empty 1-d array (T,), got shape {array.shape}")
+            raise InvalidValueError(f"{name}: expected a non-empty 1-d array (T,), got shape {array.shape}")
         if (array < 0).any() or not backend.numpy.isfinite(array).all():
-            raise ValueError(f"{name}: expected finite norms >= 0, got a negative, NaN or inf value")
+            raise InvalidValueError(f"{name}: expected finite norms >= 0, got a negative, NaN or inf value")
         steps = range(array.size)
         ax.plot(steps, array, marker="o" if array.size <= 50 else None, markersize=3, label=label or None)
     ax.set_xlabel("time step $t$")

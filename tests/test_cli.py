@@ -181,8 +181,28 @@ def test_dates_sources_longer_than_the_target_are_not_cut(tmp_path):
     from npseq.checkpoint import load_checkpoint
     assert load_checkpoint(checkpoint).extra["num_steps"] == [32, 11]
     from npseq.checkpoint import load_seq2seq
-    from npseq.cli import decode_sentence
+    from npseq.decode import translate
     model, ck = load_seq2seq(checkpoint)
-    src_tokens, _, _ = decode_sentence(model, "thursday, january 26th, 2034", ck.vocabs["src"], ck.vocabs["tgt"],
-                                       11, "dates", src_max_len=32)
+    src_tokens = translate(model, "thursday, january 26th, 2034", ck.vocabs["src"], ck.vocabs["tgt"], 11,
+                           task="dates", src_max_len=32).source_tokens
     assert len(src_tokens) == len("thursday, january 26th, 2034") + 1  # every character and <eos>
+
+
+def test_a_bug_inside_the_library_shows_its_traceback_not_a_user_error_line(tmp_path):
+    """Only the UserError family is a one-line exit 2: a plain ValueError from inside npseq is a bug."""
+    checkpoint = tmp_path / "numbers.npz"
+    assert npseq("train", "--task", "numbers", "--num-examples", "300", *SMALL, "--epochs", "1", "--save",
+                 checkpoint).returncode == 0
+    code = ("import sys\n"
+            "import npseq.decode as decode\n"
+            "from npseq.cli import main\n"
+            "def planted(*args, **kwargs):\n"
+            "    raise ValueError('planted bug in greedy_search')\n"
+            "decode.SEARCHES['greedy'] = planted\n"
+            f"sys.exit(main(['translate', {str(checkpoint)!r}, 'two hundred one']))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback (most recent call last)" in result.stderr
+    assert "ValueError: planted bug in greedy_search" in result.stderr
+    # the same command without the planted bug translates
+    assert npseq("translate", checkpoint, "two hundred one").returncode == 0

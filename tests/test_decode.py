@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 import npseq
 from npseq.data import Vocab
-from npseq.decode import (BeamTrace, beam_search, exhaustive_search, greedy_search, sequence_score,
-                          translate)
+from npseq.decode import (BeamTrace, attention_rows, beam_search, exhaustive_search, greedy_search,
+                          sequence_score, translate)
+from npseq.errors import InvalidValueError
 from npseq.models import build_seq2seq
 
 BOS, EOS = 1, 2
@@ -243,13 +244,56 @@ def test_translate_offers_every_search():
     texts = {}
     wide = dict(beam_size=len(tgt_vocab) ** 3, trace=True)
     for method, options in [("greedy", {}), ("beam", wide), ("exhaustive", {})]:
-        text, result = translate(model, "x y", src_vocab, tgt_vocab, 3, method=method, **options)
-        assert text == " ".join(tgt_vocab.to_tokens(result.tokens))
-        texts[method] = (text, result.score)
+        translation = translate(model, "x y", src_vocab, tgt_vocab, 3, method=method, **options)
+        assert translation.text == " ".join(tgt_vocab.to_tokens(translation.result.tokens))
+        assert translation.source_tokens == ["x", "y", "<eos>"]
+        texts[method] = (translation.text, translation.result.score)
     assert texts["beam"][0] == texts["exhaustive"][0]
     assert texts["beam"][1] == pytest.approx(texts["exhaustive"][1], rel=1e-9)
-    _, traced = translate(model, "x y", src_vocab, tgt_vocab, 3, method="beam", beam_size=2, trace=True)
+    traced = translate(model, "x y", src_vocab, tgt_vocab, 3, method="beam", beam_size=2, trace=True).result
     assert all(isinstance(t, str) for row in traced.trace.finished for t in row.tokens)
+
+
+def test_translate_cuts_the_source_and_names_an_empty_sentence():
+    src_vocab = Vocab([["x", "y"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    tgt_vocab = Vocab([["a", "b"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    model = build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=4, num_hiddens=5, num_layers=1, seed=4,
+                          decoder="bahdanau", dtype="float64")
+    cut = translate(model, "x y x y", src_vocab, tgt_vocab, 3, src_max_len=2)
+    assert cut.source_tokens == ["x", "y"]
+    assert cut.result.attention.shape[1] == 2
+    assert cut.attention_rows[:len(cut.output_tokens)] == cut.output_tokens
+    assert len(cut.attention_rows) == len(cut.result.attention)
+    with pytest.raises(InvalidValueError, match="sentence: expected at least one word, got an empty line"):
+        translate(model, "   ", src_vocab, tgt_vocab, 3)
+    with pytest.raises(ValueError, match="method: expected one of"):
+        translate(model, "x", src_vocab, tgt_vocab, 3, method="sample")
+
+
+def test_attention_rows_add_eos_only_when_it_was_produced():
+    assert attention_rows(["a", "b"], np.zeros((3, 4))) == ["a", "b", "<eos>"]
+    assert attention_rows(["a", "b"], np.zeros((2, 4))) == ["a", "b"]
+    assert attention_rows(["a"], None) == ["a"]
+
+
+def test_evaluate_translations_scores_greedy_outputs_against_the_targets():
+    from npseq.decode import evaluate_translations, greedy_search_batch
+    from npseq.data import build_array_nmt
+    src_vocab = Vocab([["x", "y"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    tgt_vocab = Vocab([["a", "b"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    model = build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=4, num_hiddens=5, num_layers=1, seed=4)
+    sources = [["x", "y"], ["y"], ["x", "x", "y"]]
+    X, X_len = build_array_nmt(sources, src_vocab, 4)
+    outputs = greedy_search_batch(model, X, X_len, bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"], max_len=3)
+    produced = [tgt_vocab.to_tokens(ids) for ids in outputs]
+    # the first pair's target is what the model produces, the others differ
+    pairs = [(sources[0], produced[0]), (sources[1], produced[1] + ["b", "a"]), (sources[2], ["zz"])]
+    scores = evaluate_translations(model, pairs, src_vocab, tgt_vocab, src_len=4, max_len=3)
+    assert scores.exact_match == pytest.approx(1 / 3)
+    assert 0.0 <= scores.bleu <= 1.0
+    perfect = evaluate_translations(model, [(src, out) for src, out in zip(sources, produced)], src_vocab, tgt_vocab,
+                                    src_len=4, max_len=3)
+    assert perfect.exact_match == 1.0
 
 
 def test_batched_greedy_equals_greedy_one_sentence_at_a_time():

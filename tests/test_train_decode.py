@@ -74,8 +74,9 @@ def test_greedy_search_and_translate():
     model, batches, src_vocab, tgt_vocab = setup()
     train_seq2seq(model, batches, tgt_vocab, Adam(model.parameters(), lr=0.02), 60, progress=False)
     assert model.training
-    text, result = translate(model, "a b c", src_vocab, tgt_vocab, max_len=6)
-    assert text == "c b a"
+    translation = translate(model, "a b c", src_vocab, tgt_vocab, max_len=6)
+    result = translation.result
+    assert translation.text == "c b a"
     assert model.training and all(m.num_pending == 0 for m in model.modules())
     assert result.attention.shape == (4, 4)  # three tokens and <eos>, over three tokens and <eos>
     np.testing.assert_allclose(result.attention.sum(1), 1.0, rtol=1e-5)

@@ -22,7 +22,9 @@ import re
 
 import numpy as np
 
-from npseq.cli import DEMO_SETTINGS, Corpus, attention_rows, decode_sentence, evaluate
+from npseq.data import load_translation_data
+from npseq.decode import evaluate_translations, translate
+from npseq.models import DEMO_SETTINGS
 from npseq.functional import attention as A
 from npseq.functional import masked_softmax, masked_softmax_backward
 from npseq.gradcheck import check_function, check_module
@@ -343,8 +345,8 @@ assert report.ok
 #
 # We train one Bahdanau model per task, with the settings of `npseq demo` (a one-layer
 # GRU, 64 hidden units) but a smaller learning rate, and draw its attention weights on
-# test examples it has never seen. `Corpus`, `evaluate`, `decode_sentence` and
-# `attention_rows` are the helpers of the `npseq` command.
+# test examples it has never seen. `load_translation_data` (in `npseq.data`),
+# `evaluate_translations` and `translate` (in `npseq.decode`) are what the `npseq` command uses too.
 
 # %%
 NUM_EXAMPLES = 1200 if FAST else None  # None: the whole task (10,000 pairs)
@@ -357,7 +359,8 @@ def train(task, corpus, decoder="bahdanau", **options):
     model = build_seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), seed=0, **settings)
     history = train_seq2seq(model, corpus.batches, corpus.tgt_vocab, Adam(model.parameters(), lr=LR), EPOCHS[task],
                             clip=1.0, progress=False)
-    bleu, exact = evaluate(model, corpus, max(corpus.num_steps))
+    bleu, exact = evaluate_translations(model, corpus.test_pairs, corpus.src_vocab, corpus.tgt_vocab,
+                                        src_len=corpus.num_steps[0], max_len=max(corpus.num_steps))
     described = ", ".join(f"{key}={value}" for key, value in options.items())
     print(f"{task:8} {decoder:9} {described:32} final train CE {history.token_ce[-1]:.4f}, test BLEU {bleu:.3f}, "
           f"exact match {exact:.1%}")
@@ -366,11 +369,11 @@ def train(task, corpus, decoder="bahdanau", **options):
 
 def panel(model, corpus, sentence, title):
     """(weights, source tokens, output tokens, title) of the greedy translation of one sentence."""
-    # decode_sentence cuts the source to max_len tokens, so give it the longer of the two lengths.
-    src_tokens, out_tokens, result = decode_sentence(model, sentence, corpus.src_vocab, corpus.tgt_vocab,
-                                                     max(corpus.num_steps), corpus.task)
-    print(f"  {sentence!r} -> {corpus.text.detokenize_target(out_tokens)!r}")
-    return result.attention, src_tokens, attention_rows(out_tokens, result.attention), title
+    # translate cuts the source to max_len tokens, so give it the longer of the two lengths.
+    translation = translate(model, sentence, corpus.src_vocab, corpus.tgt_vocab, max(corpus.num_steps),
+                            task=corpus.task)
+    print(f"  {sentence!r} -> {translation.text!r}")
+    return translation.result.attention, translation.source_tokens, translation.attention_rows, title
 
 
 def first_source(corpus, pattern):
@@ -381,7 +384,7 @@ def first_source(corpus, pattern):
 
 corpora, models, histories = {}, {}, {}
 for task in ("numbers", "dates", "reverse"):
-    corpora[task] = Corpus(task=task, num_examples=NUM_EXAMPLES, batch_size=128, seed=0)
+    corpora[task] = load_translation_data(task, num_examples=NUM_EXAMPLES, batch_size=128, seed=0)
     models[task], histories[task] = train(task, corpora[task])
 
 panels = [

@@ -25,7 +25,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from npseq.cli import DEMO_SETTINGS, Corpus, decode_sentence
+from npseq.data import load_translation_data
+from npseq.decode import translate
+from npseq.models import DEMO_SETTINGS
 from npseq.data import load_task
 from npseq.decode import (beam_search, exhaustive_search, greedy_search, length_penalty_factor,
                           sequence_score)
@@ -355,18 +357,19 @@ print(f"corpus BLEU-4 of the first two pairs (no hypothesis of 4 tokens): {corpu
 # On a task with a realistic vocabulary, exhaustive search is out of reach, but greedy
 # and beam search can be compared by their BLEU on a test set. We train a Bahdanau model
 # on part of `numbers`, stopping before it is perfect, and decode the test set with
-# each search (`decode_sentence`, the helper of `npseq translate`):
+# each search (`npseq.decode.translate`, which `npseq translate` calls too):
 
 # %%
-corpus = Corpus(task="numbers", num_examples=3000, batch_size=128, seed=0)
+corpus = load_translation_data("numbers", num_examples=3000, batch_size=128, seed=0)
 real = build_seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), seed=0, **DEMO_SETTINGS)
 history = train_seq2seq(real, corpus.batches, corpus.tgt_vocab, Adam(real.parameters(), lr=0.003), 6, progress=False)
 test = corpus.test_pairs[:100 if FAST else 300]
 test_refs = [" ".join(tgt) for _, tgt in test]
 print(f"trained: cross-entropy {history.token_ce[-1]:.3f}; decoding {len(test)} test sentences")
 for beam, alpha in ((1, 0.0), (2, 0.75), (3, 0.0), (3, 0.75), (5, 0.75)):
-    outputs = [" ".join(decode_sentence(real, corpus.text.detokenize_source(src), corpus.src_vocab, corpus.tgt_vocab,
-                                        max(corpus.num_steps), "numbers", beam=beam, alpha=alpha)[1])
+    search = dict(method="beam", beam_size=beam, alpha=alpha) if beam > 1 else {}
+    outputs = [" ".join(translate(real, corpus.text.detokenize_source(src), corpus.src_vocab, corpus.tgt_vocab,
+                                  max(corpus.num_steps), task="numbers", **search).output_tokens)
                for src, _ in test]
     exact = np.mean([out == ref for out, ref in zip(outputs, test_refs)])
     label = "greedy" if beam == 1 else f"beam k={beam}, alpha={alpha}"

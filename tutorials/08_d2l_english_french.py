@@ -37,7 +37,6 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from npseq.cli import attention_rows, decode_sentence
 from npseq.data import load_data_nmt, load_parallel_corpus
 from npseq.decode import translate
 from npseq.gradcheck import check_module
@@ -207,7 +206,7 @@ if HAVE_DATA:
         scores = []
         print(f"{method}{' (k=3)' if options else ''}:")
         for english, french in EXAMPLES:
-            translation, _ = translate(model, english, src_vocab, tgt_vocab, NUM_STEPS, method=method, **options)
+            translation = translate(model, english, src_vocab, tgt_vocab, NUM_STEPS, method=method, **options).text
             scores.append(bleu(translation, french, k=2))
             seen = "a training pair" if (english, french) in training_pairs else "not in the training pairs"
             print(f"  {english:12} => {translation:24} BLEU {scores[-1]:.3f}   (reference: {french}; {seen})")
@@ -224,8 +223,8 @@ else:
 
 # %%
 if HAVE_DATA:
-    _, result = translate(model, "he's calm .", src_vocab, tgt_vocab, NUM_STEPS, method="beam", beam_size=3,
-                          alpha=0.75, trace=True)
+    result = translate(model, "he's calm .", src_vocab, tgt_vocab, NUM_STEPS, method="beam", beam_size=3,
+                       alpha=0.75, trace=True).result
     print(result.trace)
 else:
     print("skipped (no corpus): beam trace")
@@ -246,9 +245,9 @@ else:
 # %%
 if HAVE_DATA:
     sentence = "i'm home ."
-    src_tokens, out_tokens, result = decode_sentence(model, sentence, src_vocab, tgt_vocab, NUM_STEPS)
-    print(f"{sentence} => {' '.join(out_tokens)}")
-    path = show_heatmaps(result.attention, src_tokens, attention_rows(out_tokens, result.attention),
+    translation = translate(model, sentence, src_vocab, tgt_vocab, NUM_STEPS)
+    print(f"{sentence} => {translation.text}")
+    path = show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
                          figure_path("08_attention.png"), title=f"attention: {sentence}")
     show(path)
 else:

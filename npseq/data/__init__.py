@@ -11,6 +11,7 @@ from .tasks import (DATE_FORMATS, DATE_RANGE, SPACE, TASKS, TaskData, TaskText, 
                     english_number, format_date, french_number, load_task, numbers_pairs, reverse_pairs,
                     task_text, tokenize_french)
 from .text import preprocess_nmt, tokenize_nmt
+from .translation import TranslationData, load_translation_data, source_tokens, target_text
 from .vocab import UNK, Vocab
 
 __all__ = ["BatchIterator", "NMT_RESERVED_TOKENS", "UNK", "Vocab", "build_array_nmt", "load_data_nmt",
@@ -20,3 +21,4 @@ __all__ += ["CHAR_ALPHABET", "SeqDataLoader", "load_corpus", "load_data_lm", "nu
 __all__ += ["DATE_FORMATS", "DATE_RANGE", "SPACE", "TASKS", "TaskData", "TaskText", "dates_pairs", "detokenize_french",
             "english_number", "format_date", "french_number", "load_task", "numbers_pairs", "reverse_pairs",
             "task_text", "tokenize_french"]
+__all__ += ["TranslationData", "load_translation_data", "source_tokens", "target_text"]

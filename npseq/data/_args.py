@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import backend
+from ..errors import InvalidTypeError, InvalidValueError
 
 
 def check_int(name: str, value, minimum: int, allow_none: bool = False):
@@ -13,7 +14,7 @@ def check_int(name: str, value, minimum: int, allow_none: bool = False):
         what += " or None"
     # bool is an int subclass, but True as a batch size is a bug, not a request for 1
     if isinstance(value, bool) or not isinstance(value, (int, backend.numpy.integer)):
-        raise TypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
+        raise InvalidTypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
     if value < minimum:
-        raise ValueError(f"{name}: expected {what}, got {value}")
+        raise InvalidValueError(f"{name}: expected {what}, got {value}")
     return int(value)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import backend
 from ._args import check_int
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["BatchIterator"]
 
@@ -41,16 +42,16 @@ class BatchIterator:
     def __init__(self, arrays, batch_size: int, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False):
         if not isinstance(arrays, (list, tuple)) or not arrays:
-            raise TypeError(f"arrays: expected a non-empty tuple or list of arrays, got {type(arrays).__name__}"
+            raise InvalidTypeError(f"arrays: expected a non-empty tuple or list of arrays, got {type(arrays).__name__}"
                             + (" of length 0" if isinstance(arrays, (list, tuple)) else ""))
         for i, array in enumerate(arrays):
             if not hasattr(array, "shape") or not hasattr(array, "dtype"):
-                raise TypeError(f"arrays[{i}]: expected an array, got {type(array).__name__}")
+                raise InvalidTypeError(f"arrays[{i}]: expected an array, got {type(array).__name__}")
             if array.ndim < 1:
-                raise ValueError(f"arrays[{i}]: expected an array with a first (example) axis, got a 0-d array")
+                raise InvalidValueError(f"arrays[{i}]: expected an array with a first (example) axis, got a 0-d array")
         lengths = [int(array.shape[0]) for array in arrays]
         if len(set(lengths)) != 1:
-            raise ValueError(f"arrays: expected arrays with the same number of rows, got lengths {lengths}")
+            raise InvalidValueError(f"arrays: expected arrays with the same number of rows, got lengths {lengths}")
         self.arrays = tuple(arrays)
         self.num_examples = lengths[0]
         self.batch_size = check_int("batch_size", batch_size, 1)

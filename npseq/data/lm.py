@@ -22,6 +22,7 @@ import re
 from .. import backend
 from ._args import check_int
 from .vocab import Vocab
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["CHAR_ALPHABET", "LEVELS", "PARTITIONS", "SeqDataLoader", "load_corpus", "load_data_lm",
            "num_lm_batches", "preprocess_lm", "pydoc_text", "seq_data_iter_random", "seq_data_iter_sequential",
@@ -99,7 +100,7 @@ def preprocess_lm(text: str) -> str:
     'the "assert" statement: x !'
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     text = _OUTSIDE_ALPHABET.sub(" ", text.lower().translate(_QUOTES))
     return _SPACES.sub(" ", text).strip()
 
@@ -119,9 +120,9 @@ def tokenize_lm(text: str, level: str = "char") -> list:
     ['a', ' ', 'b']
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     if level not in LEVELS:
-        raise ValueError(f"level: expected one of {LEVELS}, got {level!r}")
+        raise InvalidValueError(f"level: expected one of {LEVELS}, got {level!r}")
     return list(text) if level == "char" else _WORD_TOKENS.findall(text)
 
 
@@ -138,7 +139,7 @@ def _read_tokens(path, level: str, max_tokens) -> list:
     are ``max_tokens`` of them, the rest of the file is never read.
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path: expected a str or os.PathLike, got {type(path).__name__}")
+        raise InvalidTypeError(f"path: expected a str or os.PathLike, got {type(path).__name__}")
     path = pathlib.Path(path)
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     pieces, size = [], _FIRST_READ_BYTES
@@ -158,7 +159,7 @@ def _read_tokens(path, level: str, max_tokens) -> list:
     except FileNotFoundError:
         raise FileNotFoundError(f"path: no text file at {str(path)!r} (npseq never downloads data)") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"path: expected UTF-8 text in {str(path)!r}, got undecodable bytes ({exc})") from None
+        raise InvalidValueError(f"path: expected UTF-8 text in {str(path)!r}, got undecodable bytes ({exc})") from None
 
 
 def load_corpus(path=None, text=None, level: str = "char", max_tokens=None, min_freq: int = 0):
@@ -192,9 +193,9 @@ def load_corpus(path=None, text=None, level: str = "char", max_tokens=None, min_
     (['<unk>', 'a', 'b', '!'], [1, 2, 2, 1, 3])
     """
     if path is not None and text is not None:
-        raise ValueError("path, text: expected at most one source of text, got both")
+        raise InvalidValueError("path, text: expected at most one source of text, got both")
     if level not in LEVELS:
-        raise ValueError(f"level: expected one of {LEVELS}, got {level!r}")
+        raise InvalidValueError(f"level: expected one of {LEVELS}, got {level!r}")
     max_tokens = check_int("max_tokens", max_tokens, 1, allow_none=True)
     min_freq = check_int("min_freq", min_freq, 0)
     if path is not None:
@@ -202,9 +203,9 @@ def load_corpus(path=None, text=None, level: str = "char", max_tokens=None, min_
     elif text is None or isinstance(text, str):
         tokens = tokenize_lm(preprocess_lm(pydoc_text() if text is None else text), level)[:max_tokens]
     else:
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     if not tokens:
-        raise ValueError(f"text: expected at least one {level} token after normalisation, got none")
+        raise InvalidValueError(f"text: expected at least one {level} token after normalisation, got none")
     vocab = Vocab(tokens, min_freq=min_freq)
     np = backend.numpy
     return np.asarray(vocab[tokens], dtype=np.int64), vocab
@@ -213,10 +214,10 @@ def load_corpus(path=None, text=None, level: str = "char", max_tokens=None, min_
 def _check_corpus(corpus):
     np = backend.numpy
     if not hasattr(corpus, "ndim") or not hasattr(corpus, "dtype"):
-        raise TypeError(f"corpus: expected a 1-d integer array of token ids, got {type(corpus).__name__}")
+        raise InvalidTypeError(f"corpus: expected a 1-d integer array of token ids, got {type(corpus).__name__}")
     corpus = backend.to_numpy(corpus)
     if corpus.ndim != 1 or corpus.dtype.kind not in "iu":
-        raise ValueError(f"corpus: expected a 1-d integer array of token ids, got shape {corpus.shape}, "
+        raise InvalidValueError(f"corpus: expected a 1-d integer array of token ids, got shape {corpus.shape}, "
                          f"dtype {corpus.dtype}")
     return corpus.astype(np.int64, copy=False)
 
@@ -234,10 +235,10 @@ def split_corpus(corpus, valid_fraction: float = 0.1):
     corpus = _check_corpus(corpus)
     if isinstance(valid_fraction, bool) or not isinstance(valid_fraction, (int, float)) \
             or not 0.0 < valid_fraction < 1.0:
-        raise ValueError(f"valid_fraction: expected a number in (0, 1), got {valid_fraction!r}")
+        raise InvalidValueError(f"valid_fraction: expected a number in (0, 1), got {valid_fraction!r}")
     num_valid = int(len(corpus) * valid_fraction)
     if num_valid < 2 or len(corpus) - num_valid < 2:
-        raise ValueError(f"corpus: expected enough tokens for two tokens on each side of a "
+        raise InvalidValueError(f"corpus: expected enough tokens for two tokens on each side of a "
                          f"{valid_fraction} split, got {len(corpus)} tokens")
     return corpus[:len(corpus) - num_valid], corpus[len(corpus) - num_valid:]
 
@@ -248,7 +249,7 @@ def _rng(rng):
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         return np.random.default_rng(int(rng))
-    raise TypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
+    raise InvalidTypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
 
 
 def _layout(corpus, batch_size, num_steps):
@@ -258,7 +259,7 @@ def _layout(corpus, batch_size, num_steps):
     num_steps = check_int("num_steps", num_steps, 1)
     needed = (batch_size + 1) * num_steps
     if len(corpus) < needed:
-        raise ValueError(f"corpus: expected at least (batch_size + 1) * num_steps = {needed} tokens for one "
+        raise InvalidValueError(f"corpus: expected at least (batch_size + 1) * num_steps = {needed} tokens for one "
                          f"batch, got {len(corpus)}")
     return corpus, batch_size, num_steps
 
@@ -346,7 +347,7 @@ class SeqDataLoader:
 
     def __init__(self, corpus, batch_size: int, num_steps: int, partition: str = "random", seed: int = 0):
         if partition not in PARTITIONS:
-            raise ValueError(f"partition: expected one of {PARTITIONS}, got {partition!r}")
+            raise InvalidValueError(f"partition: expected one of {PARTITIONS}, got {partition!r}")
         self.corpus, self.batch_size, self.num_steps = _layout(corpus, batch_size, num_steps)
         self.partition = partition
         self.seed = check_int("seed", seed, 0)

@@ -19,6 +19,7 @@ from ._args import check_int
 from .batching import BatchIterator
 from .text import preprocess_nmt, split_pairs
 from .vocab import Vocab
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["NMT_RESERVED_TOKENS", "truncate_pad", "build_array_nmt", "load_parallel_corpus", "load_data_nmt"]
 
@@ -41,7 +42,7 @@ def truncate_pad(line, num_steps: int, padding_token):
     ['a', 'b']
     """
     if not isinstance(line, (list, tuple)):
-        raise TypeError(f"line: expected a list of tokens or ids, got {type(line).__name__}")
+        raise InvalidTypeError(f"line: expected a list of tokens or ids, got {type(line).__name__}")
     num_steps = check_int("num_steps", num_steps, 0)
     return list(line[:num_steps]) + [padding_token] * max(0, num_steps - len(line))
 
@@ -76,17 +77,17 @@ def build_array_nmt(lines, vocab: Vocab, num_steps: int):
     ([[4, 3, 1], [5, 4, 5]], [2, 3])
     """
     if not isinstance(vocab, Vocab):
-        raise TypeError(f"vocab: expected a Vocab, got {type(vocab).__name__}")
+        raise InvalidTypeError(f"vocab: expected a Vocab, got {type(vocab).__name__}")
     for token in ("<pad>", "<eos>"):
         if token not in vocab:
-            raise ValueError(f"vocab: expected a vocabulary with the reserved tokens '<pad>' and '<eos>', "
+            raise InvalidValueError(f"vocab: expected a vocabulary with the reserved tokens '<pad>' and '<eos>', "
                              f"got one without {token!r}")
     num_steps = check_int("num_steps", num_steps, 1)
     if not isinstance(lines, (list, tuple)):
-        raise TypeError(f"lines: expected a list of token lists, got {type(lines).__name__}")
+        raise InvalidTypeError(f"lines: expected a list of token lists, got {type(lines).__name__}")
     for n, line in enumerate(lines):
         if not isinstance(line, (list, tuple)):
-            raise TypeError(f"lines[{n}]: expected a list of tokens, got {type(line).__name__}")
+            raise InvalidTypeError(f"lines[{n}]: expected a list of tokens, got {type(line).__name__}")
     pad, eos = vocab["<pad>"], vocab["<eos>"]
     np = backend.numpy
     rows = [truncate_pad(vocab[list(line)] + [eos], num_steps, pad) for line in lines]
@@ -127,7 +128,7 @@ def load_parallel_corpus(path, num_examples=None):
         ValueError: the file is not UTF-8, or holds no usable pair (the message names it).
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path: expected a str or os.PathLike, got {type(path).__name__}")
+        raise InvalidTypeError(f"path: expected a str or os.PathLike, got {type(path).__name__}")
     num_examples = check_int("num_examples", num_examples, 1, allow_none=True)
     path = pathlib.Path(path)
     try:
@@ -138,7 +139,7 @@ def load_parallel_corpus(path, num_examples=None):
     try:
         text = raw.decode("utf-8-sig")  # utf-8-sig drops a leading byte-order mark, if any
     except UnicodeDecodeError as exc:
-        raise ValueError(f"path: expected UTF-8 text in {str(path)!r}, got undecodable bytes ({exc})") from None
+        raise InvalidValueError(f"path: expected UTF-8 text in {str(path)!r}, got undecodable bytes ({exc})") from None
     return split_pairs(text, num_examples, origin=str(path), normalise=preprocess_nmt)
 
 
@@ -167,7 +168,7 @@ def load_data_nmt(batch_size: int, num_steps: int, num_examples=600, path=None, 
     batch_size = check_int("batch_size", batch_size, 1)
     num_steps = check_int("num_steps", num_steps, 1)
     if path is None:
-        raise ValueError("path: expected the path of a tab-separated parallel corpus such as fra.txt "
+        raise InvalidValueError("path: expected the path of a tab-separated parallel corpus such as fra.txt "
                          "(npseq never downloads data), got None")
     source, target = load_parallel_corpus(path, num_examples)
     src_vocab = Vocab(source, min_freq=2, reserved_tokens=NMT_RESERVED_TOKENS)

@@ -34,6 +34,7 @@ from ._args import check_int
 from .batching import BatchIterator
 from .nmt import NMT_RESERVED_TOKENS, build_array_nmt
 from .vocab import Vocab
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["TASKS", "TaskData", "load_task",
            "english_number", "french_number", "tokenize_french", "detokenize_french", "numbers_pairs",
@@ -54,7 +55,7 @@ _NUM_NUMBERS = 10_000
 def _check_number(n) -> int:
     n = check_int("n", n, 0)
     if n >= _NUM_NUMBERS:
-        raise ValueError(f"n: expected an int in [0, {_NUM_NUMBERS - 1}], got {n}")
+        raise InvalidValueError(f"n: expected an int in [0, {_NUM_NUMBERS - 1}], got {n}")
     return n
 
 
@@ -157,7 +158,7 @@ def tokenize_french(text: str) -> list:
     (['soixante', 'et', 'onze'], ['vingt', '-', 'deux'])
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     tokens = []
     for word in text.split():
         for i, piece in enumerate(word.split("-")):
@@ -202,7 +203,7 @@ def numbers_pairs(seed: int = 0, num=None) -> list:
     if num is None:
         num = _NUM_NUMBERS
     if num > _NUM_NUMBERS:
-        raise ValueError(f"num: expected at most {_NUM_NUMBERS} (the numbers 0..{_NUM_NUMBERS - 1}), got {num}")
+        raise InvalidValueError(f"num: expected at most {_NUM_NUMBERS} (the numbers 0..{_NUM_NUMBERS - 1}), got {num}")
     order = backend.numpy.random.default_rng(seed).permutation(_NUM_NUMBERS)[:num]
     return [(english_number(int(n)).split(" "), tokenize_french(french_number(int(n)))) for n in order]
 
@@ -257,12 +258,12 @@ def format_date(date, style: int) -> str:
     'friday, march 3rd, 2017'
     """
     if not isinstance(date, datetime.date) or isinstance(date, datetime.datetime):
-        raise TypeError(f"date: expected a datetime.date, got {type(date).__name__}")
+        raise InvalidTypeError(f"date: expected a datetime.date, got {type(date).__name__}")
     if not DATE_RANGE[0] <= date <= DATE_RANGE[1]:
-        raise ValueError(f"date: expected a date in [{DATE_RANGE[0]}, {DATE_RANGE[1]}], got {date}")
+        raise InvalidValueError(f"date: expected a date in [{DATE_RANGE[0]}, {DATE_RANGE[1]}], got {date}")
     style = check_int("style", style, 0)
     if style >= len(DATE_FORMATS):
-        raise ValueError(f"style: expected an int in [0, {len(DATE_FORMATS) - 1}], got {style}")
+        raise InvalidValueError(f"style: expected an int in [0, {len(DATE_FORMATS) - 1}], got {style}")
     month, weekday = _MONTHS[date.month - 1], _WEEKDAYS[date.weekday()]
     return DATE_FORMATS[style].format(
         d=date.day, dd=f"{date.day:02d}", ordinal=_ordinal(date.day), mm=f"{date.month:02d}", month=month,
@@ -300,7 +301,7 @@ def dates_pairs(seed: int = 0, num: int = 10_000) -> list:
     num = check_int("num", num, 1)
     space = _NUM_DAYS * len(DATE_FORMATS)
     if num > space:
-        raise ValueError(f"num: expected at most {space} ({_NUM_DAYS} days x {len(DATE_FORMATS)} formats), got {num}")
+        raise InvalidValueError(f"num: expected at most {space} ({_NUM_DAYS} days x {len(DATE_FORMATS)} formats), got {num}")
     picks = backend.numpy.random.default_rng(seed).choice(space, size=num, replace=False)
     pairs = []
     for k in picks.tolist():
@@ -315,14 +316,14 @@ def _check_alphabet(alphabet) -> list:
     if isinstance(alphabet, str):
         alphabet = list(alphabet)
     if not isinstance(alphabet, (list, tuple)) or not alphabet:
-        raise TypeError(f"alphabet: expected a non-empty str or list of str tokens, got {alphabet!r}")
+        raise InvalidTypeError(f"alphabet: expected a non-empty str or list of str tokens, got {alphabet!r}")
     for token in alphabet:
         if not isinstance(token, str) or not token or token != "".join(token.split()):
-            raise ValueError(f"alphabet: expected non-empty str tokens without whitespace, got {token!r}")
+            raise InvalidValueError(f"alphabet: expected non-empty str tokens without whitespace, got {token!r}")
         if token in NMT_RESERVED_TOKENS:
-            raise ValueError(f"alphabet: expected tokens other than the reserved {NMT_RESERVED_TOKENS}, got {token!r}")
+            raise InvalidValueError(f"alphabet: expected tokens other than the reserved {NMT_RESERVED_TOKENS}, got {token!r}")
     if len(set(alphabet)) != len(alphabet):
-        raise ValueError(f"alphabet: expected distinct tokens, got {list(alphabet)}")
+        raise InvalidValueError(f"alphabet: expected distinct tokens, got {list(alphabet)}")
     return list(alphabet)
 
 
@@ -364,12 +365,12 @@ def reverse_pairs(seed: int = 0, num: int = 10_000, *, min_len: int = 4, max_len
     min_len = check_int("min_len", min_len, 1)
     max_len = check_int("max_len", max_len, 1)
     if max_len < min_len:
-        raise ValueError(f"max_len: expected an int >= min_len = {min_len}, got {max_len}")
+        raise InvalidValueError(f"max_len: expected an int >= min_len = {min_len}, got {max_len}")
     alphabet = _check_alphabet(alphabet)
     size = len(alphabet)
     capacity = {length: size ** length for length in range(min_len, max_len + 1)}
     if num > sum(capacity.values()):
-        raise ValueError(f"num: expected at most {sum(capacity.values())} distinct sequences of lengths "
+        raise InvalidValueError(f"num: expected at most {sum(capacity.values())} distinct sequences of lengths "
                          f"{min_len}..{max_len} over {size} tokens, got {num}")
     np = backend.numpy
     rng = np.random.default_rng(seed)
@@ -395,16 +396,16 @@ def reverse_pairs(seed: int = 0, num: int = 10_000, *, min_len: int = 4, max_len
 # ------------------------------------------------------------------------- load_task
 def _check_str_tokens(tokens) -> list:
     if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
-        raise TypeError(f"tokens: expected a list of str tokens, got {type(tokens).__name__}")
+        raise InvalidTypeError(f"tokens: expected a list of str tokens, got {type(tokens).__name__}")
     for token in tokens:
         if not isinstance(token, str):
-            raise TypeError(f"tokens: expected str tokens, got {type(token).__name__} {token!r}")
+            raise InvalidTypeError(f"tokens: expected str tokens, got {type(token).__name__} {token!r}")
     return list(tokens)
 
 
 def _split_spaces(text: str) -> list:
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     return text.split()
 
 
@@ -414,7 +415,7 @@ def _join_spaces(tokens) -> str:
 
 def _chars_of(text: str) -> list:
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     return _chars(text)
 
 
@@ -451,7 +452,7 @@ class TaskText(NamedTuple):
 def task_text(name: str) -> TaskText:
     """The tokenisers of built-in task ``name`` (what ``npseq translate`` needs for a task's checkpoint)."""
     if name not in _TASKS:
-        raise ValueError(f"name: expected one of {TASKS}, got {name!r}")
+        raise InvalidValueError(f"name: expected one of {TASKS}, got {name!r}")
     task = _TASKS[name]
     return TaskText(task.tokenize_source, task.detokenize_source, task.detokenize_target)
 
@@ -484,7 +485,7 @@ class TaskData:
     def pairs(self, split: str) -> list:
         """The raw pairs of ``split`` in ``('train', 'valid', 'test')``."""
         if split not in _SPLITS:
-            raise ValueError(f"split: expected one of {_SPLITS}, got {split!r}")
+            raise InvalidValueError(f"split: expected one of {_SPLITS}, got {split!r}")
         return getattr(self, f"{split}_pairs")
 
     def _tokens(self, tokens, vocab: Vocab) -> list:
@@ -515,12 +516,12 @@ class TaskData:
 
 def _check_split(split) -> tuple:
     if not isinstance(split, (list, tuple)) or len(split) != 3:
-        raise TypeError(f"split: expected three fractions (train, valid, test), got {split!r}")
+        raise InvalidTypeError(f"split: expected three fractions (train, valid, test), got {split!r}")
     for fraction in split:
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
-            raise ValueError(f"split: expected fractions in [0, 1], got {split!r}")
+            raise InvalidValueError(f"split: expected fractions in [0, 1], got {split!r}")
     if not math.isclose(sum(split), 1.0, abs_tol=1e-9):
-        raise ValueError(f"split: expected fractions summing to 1, got {split!r} (sum {sum(split)})")
+        raise InvalidValueError(f"split: expected fractions summing to 1, got {split!r} (sum {sum(split)})")
     return tuple(float(fraction) for fraction in split)
 
 
@@ -529,7 +530,7 @@ def _check_num_steps(num_steps, default: tuple) -> tuple:
         return default
     if isinstance(num_steps, (list, tuple)):
         if len(num_steps) != 2:
-            raise TypeError(f"num_steps: expected an int or a pair (source, target) of ints, got {num_steps!r}")
+            raise InvalidTypeError(f"num_steps: expected an int or a pair (source, target) of ints, got {num_steps!r}")
         return (check_int("num_steps[0]", num_steps[0], 1), check_int("num_steps[1]", num_steps[1], 1))
     num_steps = check_int("num_steps", num_steps, 1)
     return (num_steps, num_steps)
@@ -578,12 +579,12 @@ def load_task(name: str, *, batch_size: int, num_steps=None, num_examples=None, 
     (8000, 1000, 1000, (7, 12))
     """
     if name not in _TASKS:
-        raise ValueError(f"name: expected one of {TASKS}, got {name!r}")
+        raise InvalidValueError(f"name: expected one of {TASKS}, got {name!r}")
     task = _TASKS[name]
     unknown = sorted(set(options) - set(task.options))
     if unknown:
         takes = f"takes only {list(task.options)}" if task.options else "takes no options"
-        raise TypeError(f"options: task {name!r} {takes}, got {unknown}")
+        raise InvalidTypeError(f"options: task {name!r} {takes}, got {unknown}")
     batch_size = check_int("batch_size", batch_size, 1)
     seed = check_int("seed", seed, 0)
     num_examples = check_int("num_examples", num_examples, 1, allow_none=True)
@@ -594,14 +595,14 @@ def load_task(name: str, *, batch_size: int, num_steps=None, num_examples=None, 
     n_valid, n_test = round(n * split[1]), round(n * split[2])
     n_train = n - n_valid - n_test
     if n_train < 1:
-        raise ValueError(f"split: expected at least one training pair, got {n_train} of {n} with split {split}")
+        raise InvalidValueError(f"split: expected at least one training pair, got {n_train} of {n} with split {split}")
     parts = dict(zip(_SPLITS, (pairs[:n_train], pairs[n_train:n_train + n_valid], pairs[n_train + n_valid:])))
 
     src_steps, tgt_steps = _check_num_steps(num_steps, task.num_steps(**options))
     for side, steps in (("source", src_steps), ("target", tgt_steps)):
         longest = max(len(pair[side == "target"]) for pair in pairs)
         if longest + 1 > steps:
-            raise ValueError(f"num_steps: the longest {side} of task {name!r} has {longest} tokens, so it needs "
+            raise InvalidValueError(f"num_steps: the longest {side} of task {name!r} has {longest} tokens, so it needs "
                              f"{longest + 1} steps with <eos>, got {steps}")
 
     src_vocab = Vocab([src for src, _ in parts["train"]], min_freq=1, reserved_tokens=NMT_RESERVED_TOKENS)

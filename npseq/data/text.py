@@ -20,6 +20,7 @@ import re
 import warnings
 
 from ._args import check_int
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["preprocess_nmt", "tokenize_nmt"]
 
@@ -49,7 +50,7 @@ def preprocess_nmt(text: str) -> str:
     '!hé'
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     text = text.replace("\u202f", " ").replace("\xa0", " ").lower()
     return _PUNCTUATION_AFTER_NON_SPACE.sub(r" \1", text)
 
@@ -88,7 +89,7 @@ def split_pairs(text: str, num_examples, origin: str, normalise=None):
     if not source:
         detail = (f"; {malformed} malformed line{'s' if malformed != 1 else ''}, the first is line "
                   f"{first_bad[0]}: {first_bad[1]!r}" if malformed else "")
-        raise ValueError(f"{origin}: expected at least one sentence pair, found none ({rule}{detail})")
+        raise InvalidValueError(f"{origin}: expected at least one sentence pair, found none ({rule}{detail})")
     if malformed:
         warnings.warn(f"{origin}: skipped {malformed} malformed line{'s' if malformed != 1 else ''} "
                       f"({rule}); the first is line {first_bad[0]}: {first_bad[1]!r}", stacklevel=3)
@@ -123,6 +124,6 @@ def tokenize_nmt(text: str, num_examples=None):
     ([['a', 'b']], [['c']])
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
     num_examples = check_int("num_examples", num_examples, 1, allow_none=True)
     return split_pairs(text, num_examples, origin="text")

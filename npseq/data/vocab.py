@@ -5,6 +5,7 @@ import collections
 
 from .. import backend
 from ._args import check_int
+from ..errors import InvalidIndexError, InvalidTypeError, InvalidValueError
 
 __all__ = ["Vocab", "UNK"]
 
@@ -17,15 +18,15 @@ def _flatten(tokens) -> list:
     if tokens is None:
         return []
     if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
-        raise TypeError(f"tokens: expected a list of tokens or a list of token lists, "
+        raise InvalidTypeError(f"tokens: expected a list of tokens or a list of token lists, "
                         f"got {type(tokens).__name__}")
     nested = [isinstance(item, (list, tuple)) for item in tokens]
     if any(nested) and not all(nested):
-        raise TypeError("tokens: expected either tokens or token lists, got a mixture of both")
+        raise InvalidTypeError("tokens: expected either tokens or token lists, got a mixture of both")
     flat = [token for line in tokens for token in line] if all(nested) else list(tokens)
     for token in flat:
         if not isinstance(token, str):
-            raise TypeError(f"tokens: expected str tokens, got {type(token).__name__} {token!r}")
+            raise InvalidTypeError(f"tokens: expected str tokens, got {type(token).__name__} {token!r}")
     return flat
 
 
@@ -68,13 +69,13 @@ class Vocab:
         if reserved_tokens is None:
             reserved_tokens = []
         if isinstance(reserved_tokens, str) or not isinstance(reserved_tokens, (list, tuple)):
-            raise TypeError(f"reserved_tokens: expected a list of str, got {type(reserved_tokens).__name__}")
+            raise InvalidTypeError(f"reserved_tokens: expected a list of str, got {type(reserved_tokens).__name__}")
         reserved = list(reserved_tokens)
         for token in reserved:
             if not isinstance(token, str):
-                raise TypeError(f"reserved_tokens: expected str tokens, got {type(token).__name__} {token!r}")
+                raise InvalidTypeError(f"reserved_tokens: expected str tokens, got {type(token).__name__} {token!r}")
         if UNK in reserved or len(set(reserved)) != len(reserved):
-            raise ValueError(f"reserved_tokens: expected distinct tokens other than {UNK!r} "
+            raise InvalidValueError(f"reserved_tokens: expected distinct tokens other than {UNK!r} "
                              f"(which is always id 0), got {reserved}")
         self.min_freq = min_freq
         self.reserved_tokens = reserved
@@ -102,7 +103,7 @@ class Vocab:
             return self.token_to_idx.get(tokens, self.unk)
         if isinstance(tokens, (list, tuple)):
             return [self[token] for token in tokens]
-        raise TypeError(f"tokens: expected a token (str) or a list of tokens, got {type(tokens).__name__}")
+        raise InvalidTypeError(f"tokens: expected a token (str) or a list of tokens, got {type(tokens).__name__}")
 
     def to_tokens(self, indices):
         """Token of an id, or the (nested) list of tokens of a list, tuple or array of ids.
@@ -114,14 +115,14 @@ class Vocab:
         if hasattr(indices, "ndim") and hasattr(indices, "dtype"):
             host = backend.to_numpy(indices)
             if host.dtype.kind not in "iu":
-                raise TypeError(f"indices: expected integer ids, got dtype {host.dtype}")
+                raise InvalidTypeError(f"indices: expected integer ids, got dtype {host.dtype}")
             return self.to_tokens(host.tolist())
         if isinstance(indices, (list, tuple)):
             return [self.to_tokens(index) for index in indices]
         if isinstance(indices, bool) or not isinstance(indices, (int, backend.numpy.integer)):
-            raise TypeError(f"indices: expected an int id or a list/array of ids, got {type(indices).__name__}")
+            raise InvalidTypeError(f"indices: expected an int id or a list/array of ids, got {type(indices).__name__}")
         if not 0 <= indices < len(self):
-            raise IndexError(f"indices: expected ids in [0, {len(self) - 1}], got {indices}")
+            raise InvalidIndexError(f"indices: expected ids in [0, {len(self) - 1}], got {indices}")
         return self.idx_to_token[indices]
 
     def to_dict(self) -> dict:
@@ -141,25 +142,25 @@ class Vocab:
     def from_dict(cls, state: dict) -> "Vocab":
         """The vocabulary that :meth:`to_dict` described; ``ValueError`` if ``state`` is inconsistent."""
         if not isinstance(state, dict):
-            raise TypeError(f"state: expected a dict from Vocab.to_dict(), got {type(state).__name__}")
+            raise InvalidTypeError(f"state: expected a dict from Vocab.to_dict(), got {type(state).__name__}")
         missing = [key for key in ("min_freq", "reserved_tokens", "token_freqs") if key not in state]
         if missing:
-            raise ValueError(f"state: expected the keys of Vocab.to_dict(), missing {missing}")
+            raise InvalidValueError(f"state: expected the keys of Vocab.to_dict(), missing {missing}")
         token_freqs = []
         for entry in state["token_freqs"]:
             if (not isinstance(entry, (list, tuple)) or len(entry) != 2 or not isinstance(entry[0], str)
                     or isinstance(entry[1], bool) or not isinstance(entry[1], int) or entry[1] < 1):
-                raise ValueError(f"state['token_freqs']: expected [token, count >= 1] pairs, got {entry!r}")
+                raise InvalidValueError(f"state['token_freqs']: expected [token, count >= 1] pairs, got {entry!r}")
             token_freqs.append((entry[0], entry[1]))
         tokens = [token for token, _ in token_freqs]
         if len(set(tokens)) != len(tokens):
-            raise ValueError("state['token_freqs']: expected distinct tokens, got repeats")
+            raise InvalidValueError("state['token_freqs']: expected distinct tokens, got repeats")
         vocab = cls.__new__(cls)
         vocab._build(sorted(token_freqs, key=lambda item: (-item[1], item[0])),
                      check_int("state['min_freq']", state["min_freq"], 0), state["reserved_tokens"])
         stored = state.get("idx_to_token")
         if stored is not None and list(stored) != vocab.idx_to_token:
-            raise ValueError("state['idx_to_token']: expected the ids that token_freqs, min_freq and "
+            raise InvalidValueError("state['idx_to_token']: expected the ids that token_freqs, min_freq and "
                              f"reserved_tokens give ({len(vocab)} tokens), got a different list "
                              f"({len(stored)} tokens)")
         return vocab

@@ -5,6 +5,7 @@ from typing import Any, NamedTuple
 
 from .. import backend
 from .._checks import check_float, check_ndim, check_valid_lens
+from ..errors import InvalidValueError
 
 
 class ActivationCache(NamedTuple):
@@ -157,7 +158,7 @@ def masked_softmax(scores, valid_lens=None):
     check_float("scores", scores)
     check_ndim("scores", scores, 3, "(N, Q, K)")
     if scores.shape[2] == 0:  # a softmax over nothing has no value; the max below would fail unnamed
-        raise ValueError(f"scores: expected at least one key (K >= 1) in (N, Q, K), got shape {tuple(scores.shape)}")
+        raise InvalidValueError(f"scores: expected at least one key (K >= 1) in (N, Q, K), got shape {tuple(scores.shape)}")
     if valid_lens is not None:
         n, q, k = scores.shape
         check_valid_lens("valid_lens", valid_lens, (n, q), k)

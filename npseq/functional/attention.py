@@ -35,6 +35,7 @@ from .. import backend
 from .._checks import check_float, check_ndim, check_same_backend, check_shape, check_valid_lens
 from .activations import MaskedSoftmaxCache, _masked_softmax, masked_softmax_backward
 from .layers import DropoutCache, dropout_backward, dropout_forward
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "AttentionPoolingCache", "DotAttentionCache", "GeneralAttentionCache",
@@ -51,7 +52,7 @@ __all__ = [
 def _check_same_dtype(name: str, array, reference, reference_name: str) -> None:
     # Mixing float32 and float64 would silently promote the result; say so instead.
     if array.dtype != reference.dtype:
-        raise TypeError(f"{name}: expected dtype {reference.dtype} (the dtype of {reference_name}), "
+        raise InvalidTypeError(f"{name}: expected dtype {reference.dtype} (the dtype of {reference_name}), "
                         f"got {array.dtype}")
 
 
@@ -71,10 +72,10 @@ def _check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> No
     check_ndim("values", values, 3, "(N, K, Dv)")
     n, k = queries.shape[0], keys.shape[1]
     if keys.shape[0] != n:
-        raise ValueError(f"{keys_name}: expected batch size {n} (that of queries), "
+        raise InvalidValueError(f"{keys_name}: expected batch size {n} (that of queries), "
                          f"got shape {tuple(keys.shape)}")
     if values.shape[:2] != keys.shape[:2]:
-        raise ValueError(f"values: expected shape ({n}, {k}, *) (one value per key), "
+        raise InvalidValueError(f"values: expected shape ({n}, {k}, *) (one value per key), "
                          f"got {tuple(values.shape)}")
     if valid_lens is not None:
         check_same_backend("valid_lens", valid_lens, queries)
@@ -84,15 +85,15 @@ def _check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> No
 def _check_features(name: str, array, size: int, weight_name: str, side: str) -> None:
     """The last axis of ``array`` matches the ``side`` ("rows"/"columns") of a weight matrix."""
     if array.shape[-1] != size:
-        raise ValueError(f"{name}: expected feature size {size} (the {side} of {weight_name}), "
+        raise InvalidValueError(f"{name}: expected feature size {size} (the {side} of {weight_name}), "
                          f"got shape {tuple(array.shape)}")
 
 
 def _check_dropout(dropout: float, rng) -> None:
     if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
+        raise InvalidValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
     if dropout > 0.0 and rng is None:
-        raise ValueError("rng: expected a random Generator to draw the dropout mask "
+        raise InvalidValueError("rng: expected a random Generator to draw the dropout mask "
                          f"(dropout={dropout}), got None")
 
 
@@ -154,7 +155,7 @@ def attention_pooling_forward(scores, values, valid_lens=None, *, dropout: float
     check_ndim("values", values, 3, "(N, K, Dv)")
     n, q, k = scores.shape
     if values.shape[:2] != (n, k):
-        raise ValueError(f"values: expected shape ({n}, {k}, *) (one value per key), got {tuple(values.shape)}")
+        raise InvalidValueError(f"values: expected shape ({n}, {k}, *) (one value per key), got {tuple(values.shape)}")
     if valid_lens is not None:
         check_valid_lens("valid_lens", valid_lens, (n, q), k)
     _check_dropout(dropout, rng)
@@ -234,7 +235,7 @@ def dot_attention_forward(queries, keys, values, valid_lens=None, scaled=True, *
     _check_qkv(queries, keys, values, valid_lens)
     _check_dropout(dropout, rng)
     if keys.shape[2] != queries.shape[2]:
-        raise ValueError(f"keys: expected feature size {queries.shape[2]} (that of queries; dot-product "
+        raise InvalidValueError(f"keys: expected feature size {queries.shape[2]} (that of queries; dot-product "
                          f"scores need equal sizes), got shape {tuple(keys.shape)}")
     scale = queries.dtype.type(1.0 / math.sqrt(queries.shape[2]) if scaled else 1.0)
     scores = queries @ keys.swapaxes(1, 2)
@@ -465,7 +466,7 @@ def additive_attention_forward(queries, keys, values, Wq, Wk, wv, valid_lens=Non
     check_ndim("Wk", Wk, 2, "(Dk, h)")
     _check_features("keys", keys, Wk.shape[0], "Wk", "rows")
     if Wk.shape[1] != Wq.shape[1]:
-        raise ValueError(f"Wk: expected {Wq.shape[1]} columns (the hidden size h of Wq), "
+        raise InvalidValueError(f"Wk: expected {Wq.shape[1]} columns (the hidden size h of Wq), "
                          f"got shape {tuple(Wk.shape)}")
     projected_keys = _project(keys, Wk)
     context, weights, projected = additive_attention_projected_forward(

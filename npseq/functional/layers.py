@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 from .. import backend
 from .._checks import check_float, check_ndim, check_shape, check_token_ids
+from ..errors import InvalidValueError
 
 
 # --------------------------------------------------------------------- affine
@@ -36,7 +37,7 @@ def affine_forward(x, w, b):
     for size in x.shape[1:]:
         features *= size
     if features != w.shape[0]:
-        raise ValueError(f"x: expected {w.shape[0]} features per example (rows of w), "
+        raise InvalidValueError(f"x: expected {w.shape[0]} features per example (rows of w), "
                          f"got shape {tuple(x.shape)} with {features}")
     out = x.reshape(x.shape[0], -1) @ w
     if b is not None:
@@ -175,7 +176,7 @@ def dropout_forward(x, p: float, rng, train: bool = True):
         ``out`` shaped like ``x`` and a :class:`DropoutCache` holding the mask.
     """
     if not 0.0 <= p < 1.0:
-        raise ValueError(f"p: expected a drop probability in [0, 1), got {p}")
+        raise InvalidValueError(f"p: expected a drop probability in [0, 1), got {p}")
     check_float("x", x)
     if not train or p == 0.0:
         return x, DropoutCache(None)

@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 from .. import backend
 from .._checks import check_float, check_index_range, check_ndim, check_same_backend, check_shape
 from .activations import log_softmax_forward
+from ..errors import InvalidValueError
 
 
 def softmax_loss(x, y):
@@ -117,7 +118,7 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
         ``loss`` (a 0-d array, or ``(N,)`` for ``"none"``) and a :class:`MaskedSoftmaxCECache`.
     """
     if reduction not in REDUCTIONS:
-        raise ValueError(f"reduction: expected one of {REDUCTIONS}, got {reduction!r}")
+        raise InvalidValueError(f"reduction: expected one of {REDUCTIONS}, got {reduction!r}")
     check_float("logits", logits)
     check_ndim("logits", logits, 3, "(N, T, V)")
     n, t, v = logits.shape

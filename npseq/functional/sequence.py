@@ -56,6 +56,7 @@ from .. import backend
 from .._checks import check_float, check_ndim, check_shape, check_valid_lens
 from . import fused
 from .activations import sigmoid
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "Padding", "sequence_padding",
@@ -129,9 +130,9 @@ def _check_sequence_inputs(x, h, gates: int, Wx, Wh, biases: dict, padding, c=No
     for name, (array, shape) in named.items():
         check_shape(name, array, shape)
         if array.dtype != x.dtype:
-            raise TypeError(f"{name}: expected dtype {x.dtype} (the dtype of x), got {array.dtype}")
+            raise InvalidTypeError(f"{name}: expected dtype {x.dtype} (the dtype of x), got {array.dtype}")
     if padding is not None and tuple(padding.mask.shape) != (t_steps, n, 1):
-        raise ValueError(f"padding: expected a mask of shape ({t_steps}, {n}, 1) (from sequence_padding with "
+        raise InvalidValueError(f"padding: expected a mask of shape ({t_steps}, {n}, 1) (from sequence_padding with "
                          f"this batch), got {tuple(padding.mask.shape)}")
 
 
@@ -187,7 +188,7 @@ def _ran_rows(caches, arrays):
 
 def _check_calls(caches, grads):
     if len(caches) != len(grads) or not caches:
-        raise ValueError(f"dAs: expected one pre-activation gradient per cache ({len(caches)} caches), "
+        raise InvalidValueError(f"dAs: expected one pre-activation gradient per cache ({len(caches)} caches), "
                          f"got {len(grads)}")
 
 

@@ -6,6 +6,7 @@ from .._checks import check_index_range, check_ndim
 from ..nn import Dropout, Embedding, Linear, Module
 from ..nn.init import make_rng
 from .seq2seq import CELLS, make_rnn
+from ..errors import InvalidValueError
 
 __all__ = ["RNNLM"]
 
@@ -63,11 +64,11 @@ class RNNLM(Module):
                  embed_size=None, dropout: float = 0.0, *, rng=None, dtype=None):
         super().__init__()
         if cell not in CELLS:
-            raise ValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+            raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
         for name, value in (("vocab_size", vocab_size), ("num_hiddens", num_hiddens),
                             ("embed_size", num_hiddens if embed_size is None else embed_size)):
             if isinstance(value, bool) or not isinstance(value, (int, backend.numpy.integer)) or value < 1:
-                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+                raise InvalidValueError(f"{name}: expected a positive integer, got {value!r}")
         rng = make_rng(rng)
         self.vocab_size, self.num_hiddens, self.num_layers, self.cell = vocab_size, num_hiddens, num_layers, cell
         self.embed_size = num_hiddens if embed_size is None else embed_size

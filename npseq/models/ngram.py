@@ -9,6 +9,7 @@ import math
 
 from .. import backend
 from ..metrics import perplexity as _perplexity
+from ..errors import InvalidIndexError, InvalidValueError
 
 __all__ = ["NGramLM"]
 
@@ -19,12 +20,12 @@ def _ids(name: str, ids, vocab_size: int):
         ids = np.asarray(ids)
     ids = backend.to_numpy(ids)
     if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
-        raise ValueError(f"{name}: expected a 1-d sequence of integer token ids, got shape {ids.shape}, "
+        raise InvalidValueError(f"{name}: expected a 1-d sequence of integer token ids, got shape {ids.shape}, "
                          f"dtype {ids.dtype}")
     ids = ids.astype(np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
         bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-        raise IndexError(f"{name}: expected token ids in [0, {vocab_size - 1}], got {bad}")
+        raise InvalidIndexError(f"{name}: expected token ids in [0, {vocab_size - 1}], got {bad}")
     return ids
 
 
@@ -68,11 +69,11 @@ class NGramLM:
     def __init__(self, order: int, k: float, vocab_size: int):
         for name, value in (("order", order), ("vocab_size", vocab_size)):
             if isinstance(value, bool) or not isinstance(value, (int, backend.numpy.integer)) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+                raise InvalidValueError(f"{name}: expected a positive int, got {value!r}")
         if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 < k < math.inf:
-            raise ValueError(f"k: expected a finite pseudo-count > 0, got {k!r}")
+            raise InvalidValueError(f"k: expected a finite pseudo-count > 0, got {k!r}")
         if vocab_size ** order >= 2 ** 62:
-            raise ValueError(f"order: expected vocab_size ** order < 2**62 (n-grams are int64 codes), got "
+            raise InvalidValueError(f"order: expected vocab_size ** order < 2**62 (n-grams are int64 codes), got "
                              f"{vocab_size} ** {order}")
         self.order, self.k, self.vocab_size = int(order), float(k), int(vocab_size)
         self._grams = None  # per context length m: (sorted (m+1)-gram codes, counts, sorted ctx codes, counts)
@@ -89,7 +90,7 @@ class NGramLM:
         np = backend.numpy
         ids = _ids("ids", ids, self.vocab_size)
         if len(ids) == 0:
-            raise ValueError("ids: expected at least one token to count, got none")
+            raise InvalidValueError("ids: expected at least one token to count, got none")
         grams = []
         for m in range(self.order):
             codes, counts = np.unique(self._codes(ids, m), return_counts=True)
@@ -130,7 +131,7 @@ class NGramLM:
         np = backend.numpy
         ids = _ids("ids", ids, self.vocab_size)
         if len(ids) < 2:
-            raise ValueError(f"ids: expected at least two tokens (the first is only context), got {len(ids)}")
+            raise InvalidValueError(f"ids: expected at least two tokens (the first is only context), got {len(ids)}")
         log_p = np.empty(len(ids) - 1)
         full = self.order - 1
         for t in range(1, min(full, len(ids))):  # the first tokens have fewer than order - 1 predecessors

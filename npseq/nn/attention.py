@@ -25,13 +25,14 @@ from ..functional import attention as attention_fn
 from .init import make_rng, resolve_dtype, uniform
 from .layers import Linear
 from .module import Module, Parameter
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["DotProductAttention", "GeneralAttention", "AdditiveAttention"]
 
 
 def _check_dropout(dropout: float) -> None:
     if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
+        raise InvalidValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
 
 
 def _check_matches_params(module: Module, name: str, array, param: Parameter) -> None:
@@ -39,7 +40,7 @@ def _check_matches_params(module: Module, name: str, array, param: Parameter) ->
     check_float(name, array)
     check_same_backend(name, array, param.data)
     if array.dtype != param.dtype:
-        raise TypeError(f"{name}: expected dtype {param.dtype} (the dtype of "
+        raise InvalidTypeError(f"{name}: expected dtype {param.dtype} (the dtype of "
                         f"{type(module).__name__}'s parameters), got {array.dtype}")
 
 

@@ -7,6 +7,7 @@ NumPy and CuPy, in float32 and float64 alike.
 from __future__ import annotations
 
 from .. import backend
+from ..errors import InvalidTypeError
 
 
 def make_rng(rng=None):
@@ -15,7 +16,7 @@ def make_rng(rng=None):
         return rng
     if rng is None or isinstance(rng, (int, backend.numpy.integer)):
         return backend.numpy.random.default_rng(0 if rng is None else int(rng))
-    raise TypeError(f"rng: expected a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+    raise InvalidTypeError(f"rng: expected a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
 
 
 def resolve_dtype(dtype=None):

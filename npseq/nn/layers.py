@@ -8,6 +8,7 @@ from .. import functional as F
 from .._checks import check_array, check_float, check_same_backend, check_shape
 from .init import make_rng, normal, uniform
 from .module import Module, Parameter
+from ..errors import InvalidValueError
 
 
 class _LinearCache(NamedTuple):
@@ -38,7 +39,7 @@ class Linear(Module):
         check_float("x", x)
         check_same_backend("x", x, self.W.data)
         if x.ndim < 1 or x.shape[-1] != self.in_features:
-            raise ValueError(f"x: expected shape (..., {self.in_features}), got {tuple(x.shape)}")
+            raise InvalidValueError(f"x: expected shape (..., {self.in_features}), got {tuple(x.shape)}")
         b = None if self.b is None else self.b.data
         y, cache = F.affine_forward(x.reshape(-1, self.in_features), self.W.data, b)
         self.save_for_backward(_LinearCache(cache, tuple(x.shape)))
@@ -85,7 +86,7 @@ class Embedding(Module):
         ids = cache.lookup.x
         check_shape("dout", dout, (None,) * (dout.ndim - 1) + (self.embedding_dim,))
         if dout.size != ids.size * self.embedding_dim:
-            raise ValueError(f"dout: expected one {self.embedding_dim}-vector per token id "
+            raise InvalidValueError(f"dout: expected one {self.embedding_dim}-vector per token id "
                              f"({ids.size} ids), got shape {tuple(dout.shape)}")
         self.W.grad += F.word_embedding_backward(dout.reshape(1, -1, self.embedding_dim), cache.lookup)
         return None
@@ -107,7 +108,7 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, *, rng=None):
         super().__init__()
         if not 0.0 <= p < 1.0:
-            raise ValueError(f"p: expected a drop probability in [0, 1), got {p}")
+            raise InvalidValueError(f"p: expected a drop probability in [0, 1), got {p}")
         self.p = p
         self.rng = make_rng(rng)
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 from .. import backend
 from .. import functional as F
 from .module import Module
+from ..errors import InvalidValueError
+
+TRAINING_REDUCTIONS = tuple(reduction for reduction in F.REDUCTIONS if reduction != "none")
+"""The reductions that give a scalar loss to train on (``"none"`` gives one loss per sequence)."""
 
 
 class MaskedSoftmaxCELoss(Module):
@@ -24,7 +28,7 @@ class MaskedSoftmaxCELoss(Module):
     def __init__(self, reduction: str = "mean"):
         super().__init__()
         if reduction not in F.REDUCTIONS:
-            raise ValueError(f"reduction: expected one of {F.REDUCTIONS}, got {reduction!r}")
+            raise InvalidValueError(f"reduction: expected one of {F.REDUCTIONS}, got {reduction!r}")
         self.reduction = reduction
         self.nll_sum = None
         self._valid_lens = None

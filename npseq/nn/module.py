@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import backend
 from .._checks import check_float
 from ..grad_mode import is_grad_enabled
+from ..errors import InvalidValueError
 
 
 class Parameter:
@@ -154,7 +155,7 @@ class Module:
                 continue
             shape = tuple(getattr(value, "shape", ()))
             if shape != params[name].shape:
-                raise ValueError(f"state[{name!r}]: expected shape {params[name].shape}, got {shape}")
+                raise InvalidValueError(f"state[{name!r}]: expected shape {params[name].shape}, got {shape}")
             updates.append((params[name], value))
         for param, value in updates:
             xp = backend.get_array_module(param.data)

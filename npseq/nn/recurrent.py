@@ -25,6 +25,7 @@ from ..functional.layers import dropout_backward, dropout_forward
 from .._checks import check_array, check_float, check_ndim, check_same_backend, check_shape, check_valid_lens
 from .init import make_rng, uniform
 from .module import Module, Parameter
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["RecurrentBase", "RNN", "GRU", "LSTM", "detach", "to_torch_state_dict", "from_torch_state_dict"]
 
@@ -111,9 +112,9 @@ class RecurrentBase(Module):
         for name, value in (("input_size", input_size), ("hidden_size", hidden_size),
                             ("num_layers", num_layers)):
             if not isinstance(value, (int, backend.numpy.integer)) or value < 1:
-                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+                raise InvalidValueError(f"{name}: expected a positive integer, got {value!r}")
         if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
+            raise InvalidValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers, self.bidirectional = int(num_layers), bool(bidirectional)
         self.num_directions = 2 if bidirectional else 1
@@ -194,7 +195,7 @@ class RecurrentBase(Module):
             parts, names = (state,), (name,)
         else:
             if not isinstance(state, (tuple, list)) or len(state) != 2:
-                raise TypeError(f"{name}: expected a tuple (h, c) of two arrays {layout}, "
+                raise InvalidTypeError(f"{name}: expected a tuple (h, c) of two arrays {layout}, "
                                 f"got {type(state).__name__}")
             parts, names = tuple(state), (f"{name}[0]", f"{name}[1]")
         for part, part_name in zip(parts, names):
@@ -204,7 +205,7 @@ class RecurrentBase(Module):
             check_shape(part_name, part, shape)
             check_same_backend(part_name, part, self._reference)
             if part.dtype != self._reference.dtype:
-                raise TypeError(f"{part_name}: expected dtype {self._reference.dtype} (the layer's dtype), "
+                raise InvalidTypeError(f"{part_name}: expected dtype {self._reference.dtype} (the layer's dtype), "
                                 f"got {part.dtype}")
         return parts
 
@@ -226,12 +227,12 @@ class RecurrentBase(Module):
         check_same_backend("x", x, self._reference)
         n, t_steps, d = x.shape
         if n == 0 or t_steps == 0:
-            raise ValueError(f"x: expected at least one sequence and one time step (N >= 1, T >= 1), "
+            raise InvalidValueError(f"x: expected at least one sequence and one time step (N >= 1, T >= 1), "
                              f"got shape {tuple(x.shape)}")
         if d != self.input_size:
-            raise ValueError(f"x: expected shape (N, T, {self.input_size}), got {tuple(x.shape)}")
+            raise InvalidValueError(f"x: expected shape (N, T, {self.input_size}), got {tuple(x.shape)}")
         if x.dtype != self._reference.dtype:
-            raise TypeError(f"x: expected dtype {self._reference.dtype} (the layer's dtype), got {x.dtype}")
+            raise InvalidTypeError(f"x: expected dtype {self._reference.dtype} (the layer's dtype), got {x.dtype}")
         xp = backend.get_array_module(x)
         if state is None:
             parts = tuple(xp.zeros(self._state_shape(n), dtype=x.dtype) for _ in range(self._state_parts))
@@ -472,9 +473,9 @@ def _suffixes(module):
 
 def _check_torch_compatible(module):
     if not isinstance(module, RecurrentBase):
-        raise TypeError(f"module: expected an npseq RNN, GRU or LSTM, got {type(module).__name__}")
+        raise InvalidTypeError(f"module: expected an npseq RNN, GRU or LSTM, got {type(module).__name__}")
     if isinstance(module, GRU) and not module.reset_after:
-        raise ValueError("module: expected GRU(reset_after=True), the variant torch.nn.GRU computes; "
+        raise InvalidValueError("module: expected GRU(reset_after=True), the variant torch.nn.GRU computes; "
                          "got reset_after=False")
 
 

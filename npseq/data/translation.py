@@ -1,0 +1,72 @@
+"""A translation dataset ready to train on and to translate with: a built-in task or a parallel corpus file.
+
+What ``npseq train``, ``npseq demo`` and the tutorials share: :func:`load_translation_data`
+loads either kind of data behind one record, and :func:`source_tokens` / :func:`target_text`
+turn a raw sentence into the tokens a model of that data reads, and its output back into text.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .nmt import load_data_nmt
+from .tasks import TaskText, load_task, task_text
+from .text import preprocess_nmt
+from .vocab import Vocab
+from ..errors import InvalidTypeError
+
+# The length of both sides of a corpus file when none is given (d2l's num_steps for fra.txt).
+DEFAULT_FILE_STEPS = 10
+
+
+@dataclasses.dataclass
+class TranslationData:
+    """Training data of an encoder-decoder (returned by :func:`load_translation_data`).
+
+    ``batches``: a :class:`~npseq.data.BatchIterator` over ``(X, X_valid_len, Y, Y_valid_len)``.
+    ``num_steps``: ``(source steps, target steps)``. ``test_pairs``: the held-out
+    ``(source tokens, target tokens)`` pairs of a built-in task (``None`` for a file, which
+    d2l trains on whole). ``text``: the task's tokenisers (``None`` for a file). ``task``:
+    the task's name, or ``None``; ``path``: the corpus file, or ``None``.
+    """
+    batches: Any
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    num_steps: tuple
+    test_pairs: list | None = None
+    text: TaskText | None = None
+    task: str | None = None
+    path: str | None = None
+
+
+def load_translation_data(task: str | None = None, path: str | None = None, *, num_examples=None,
+                          batch_size: int = 64, num_steps=None, seed: int = 0) -> TranslationData:
+    """Load a built-in task (:func:`~npseq.data.load_task`) or a parallel corpus file
+    (:func:`~npseq.data.load_data_nmt`, whole, no test split): exactly one of ``task`` and ``path``.
+
+    ``num_steps``: ``None`` (the task's own; :data:`DEFAULT_FILE_STEPS` for a file), an int for
+    both sides, or a ``(source, target)`` pair (a resumed run's; a file uses its first entry on both
+    sides). ``num_examples``, ``batch_size`` and ``seed`` go to the loader.
+    """
+    if (task is None) == (path is None):
+        raise InvalidTypeError(f"task, path: expected exactly one of them, got task={task!r} and path={path!r}")
+    if task is not None:
+        loaded = load_task(task, batch_size=batch_size, num_steps=num_steps, num_examples=num_examples, seed=seed)
+        return TranslationData(loaded.train, loaded.src_vocab, loaded.tgt_vocab, tuple(loaded.num_steps),
+                               loaded.test_pairs, task_text(task), task=task)
+    steps = (num_steps if isinstance(num_steps, int) else num_steps[0]) if num_steps else DEFAULT_FILE_STEPS
+    batches, src_vocab, tgt_vocab = load_data_nmt(batch_size, steps, num_examples, path=path, seed=seed)
+    return TranslationData(batches, src_vocab, tgt_vocab, (steps, steps), path=path)
+
+
+def source_tokens(sentence: str, task: str | None = None) -> list:
+    """A raw sentence as source tokens: the task's tokeniser (on the stripped, lowercased sentence), or
+    d2l's normalisation (:func:`~npseq.data.preprocess_nmt`) and word split for a corpus file."""
+    if task is not None:
+        return task_text(task).tokenize_source(sentence.strip().lower())
+    return [word for word in preprocess_nmt(sentence).split(" ") if word]
+
+
+def target_text(tokens, task: str | None = None) -> str:
+    """Output tokens as text: the task's detokeniser, or the tokens joined by spaces for a corpus file."""
+    return task_text(task).detokenize_target(tokens) if task is not None else " ".join(tokens)
