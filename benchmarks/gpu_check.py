@@ -3,7 +3,7 @@
     python benchmarks/gpu_check.py              # where CuPy sees a GPU
     python benchmarks/gpu_check.py --rehearse   # anywhere: a dry run of this script
 
-1. ``pytest tests/test_backends.py tests/test_fused.py``: every backend-parametrised
+1. ``pytest tests/test_device_backends.py tests/test_fused.py``: every backend-parametrised
    test, the CuPy ones included (they compare the GPU with NumPy: 1e-10 in float64,
    1e-4 in float32), and the fused GRU/LSTM kernels against the unfused GPU path. The
    count of skipped CuPy tests is printed; on a GPU machine it must be 0.
@@ -45,7 +45,7 @@ def parse_args(argv=None):
 def run_backend_tests():
     """pytest on the backend and fused-kernel tests; returns (failed, skipped CuPy tests, summary line)."""
     command = [sys.executable, "-m", "pytest", "-q", "-rs"] + [
-        os.path.join(REPO, "tests", name) for name in ("test_backends.py", "test_fused.py")]
+        os.path.join(REPO, "tests", name) for name in ("test_device_backends.py", "test_fused.py")]
     # npseq need not be installed (the device machine has no package index): the tests import it from here
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")])))
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)

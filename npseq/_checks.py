@@ -1,4 +1,8 @@
-"""Input checks for public boundaries.
+"""Input checks for public boundaries, and explicit randomness: the one home of both.
+
+Python values (counts, real numbers, probabilities, seeds) are checked by :func:`check_count`,
+:func:`check_real` and :func:`check_probability`; arrays by the ``check_*`` functions below them;
+:func:`as_rng` turns a seed into a ``numpy.random.Generator``.
 
 Each check raises an error that names the argument, what was expected and what
 was given, so a learner never has to decode a NumPy broadcasting error.
@@ -11,10 +15,63 @@ decoders, which check it on the host before copying it over.
 """
 from __future__ import annotations
 
+import math
+
 from . import backend
-from .errors import InvalidIndexError, InvalidTypeError, InvalidValueError
+from .errors import InvalidIndexError, InvalidTypeError, InvalidValueError, LimitError
 
 
+# ----------------------------------------------------------------- Python values
+def check_count(name: str, value, minimum: int = 1, *, maximum: int | None = None, allow_none: bool = False):
+    """``value`` as a Python int ``>= minimum`` and, when ``maximum`` is given, at most that cap (a
+    :class:`~npseq.errors.LimitError` naming it); ``None`` where ``allow_none``. Sizes, counts, seeds."""
+    if value is None and allow_none:
+        return None
+    what = "a positive int" if minimum == 1 else f"an int >= {minimum}"
+    if allow_none:
+        what += " or None"
+    # bool is an int subclass, but True as a batch size is a bug, not a request for 1
+    if isinstance(value, bool) or not isinstance(value, (int, backend.numpy.integer)):
+        raise InvalidTypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise InvalidValueError(f"{name}: expected {what}, got {value}")
+    if maximum is not None and value > maximum:
+        raise LimitError(f"{name}: expected {what} up to {maximum}, got {value}")
+    return int(value)
+
+
+def check_real(name: str, value, expected: str, ok) -> float:
+    """``value`` as a Python float, checked by ``ok``; ``expected`` words the condition for the error
+    (e.g. ``"> 0 and finite"``). NaN never passes."""
+    if isinstance(value, bool):
+        raise InvalidTypeError(f"{name}: expected a real number {expected}, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(f"{name}: expected a real number {expected}, got {value!r}") from None
+    if math.isnan(number) or not ok(number):
+        raise InvalidValueError(f"{name}: expected a real number {expected}, got {value!r}")
+    return number
+
+
+def check_probability(name: str, value, what: str = "a drop probability") -> float:
+    """``value`` in [0, 1) (a dropout rate: 1 would drop everything), as a Python float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, backend.numpy.floating, backend.numpy.integer)) \
+            or not 0.0 <= value < 1.0:
+        raise InvalidValueError(f"{name}: expected {what} in [0, 1), got {value!r}")
+    return float(value)
+
+
+def as_rng(rng=None):
+    """A ``numpy.random.Generator`` from a Generator (returned as is), an int seed, or ``None`` (seed 0)."""
+    if isinstance(rng, backend.numpy.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, backend.numpy.integer)) and not isinstance(rng, bool)):
+        return backend.numpy.random.default_rng(0 if rng is None else int(rng))
+    raise InvalidTypeError(f"rng: expected a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+
+
+# ------------------------------------------------------------------------ arrays
 def _describe_shape(shape) -> str:
     return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
@@ -43,14 +100,14 @@ def check_shape(name: str, array, expected: tuple) -> None:
         raise InvalidValueError(f"{name}: expected shape {_describe_shape(expected)}, got {shape}")
 
 
-def check_float(name: str, array) -> None:
+def check_float_array(name: str, array) -> None:
     """``array`` holds floating-point numbers."""
     check_array(name, array)
     if array.dtype.kind != "f":
         raise InvalidTypeError(f"{name}: expected a floating-point array, got dtype {array.dtype}")
 
 
-def check_int(name: str, array) -> None:
+def check_int_array(name: str, array) -> None:
     """``array`` holds integers (token ids, labels, lengths)."""
     check_array(name, array)
     if array.dtype.kind not in "iu":
@@ -63,7 +120,7 @@ def _on_host(array) -> bool:
 
 def check_index_range(name: str, array, size: int, what: str = "ids") -> None:
     """Integer ``array`` holds values in ``[0, size)`` (values checked on the host only)."""
-    check_int(name, array)
+    check_int_array(name, array)
     if array.size == 0 or not _on_host(array):
         return
     low, high = int(array.min()), int(array.max())
@@ -88,7 +145,7 @@ def check_same_backend(name: str, array, reference) -> None:
 def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
     """``valid_lens`` is an integer array of shape ``leading`` or ``leading[:1]``, values in [0, limit]
     (values checked on the host only)."""
-    check_int(name, valid_lens)
+    check_int_array(name, valid_lens)
     shape = tuple(valid_lens.shape)
     if shape not in (tuple(leading), tuple(leading[:1])):
         raise InvalidValueError(f"{name}: expected shape {_describe_shape(leading[:1])} or "
@@ -101,7 +158,7 @@ def check_recurrent_inputs(x, states: dict, Wx, Wh, biases: dict, gates: int) ->
     (a sequence, ``T >= 1``), each state in ``states`` ``(N, H)``, ``Wx`` ``(D, gates*H)``, ``Wh``
     ``(H, gates*H)`` and each bias ``(gates*H,)``. Only shapes and kinds are checked: the dtypes
     may differ and then follow NumPy's promotion, as in the CS231n assignments."""
-    check_float("x", x)
+    check_float_array("x", x)
     if x.ndim not in (2, 3):
         raise InvalidValueError(f"x: expected a 2-d array (N, D) or a 3-d array (N, T, D), got shape {tuple(x.shape)}")
     if x.ndim == 3 and x.shape[1] == 0:
@@ -111,9 +168,9 @@ def check_recurrent_inputs(x, states: dict, Wx, Wh, biases: dict, gates: int) ->
     check_ndim(first, states[first], 2, "(N, H)")
     hidden = states[first].shape[1]
     for name, state in states.items():
-        check_float(name, state)
+        check_float_array(name, state)
         check_shape(name, state, (n, hidden))
     for name, array, shape in (("Wx", Wx, (d, gates * hidden)), ("Wh", Wh, (hidden, gates * hidden)),
                                *((name, b, (gates * hidden,)) for name, b in biases.items())):
-        check_float(name, array)
+        check_float_array(name, array)
         check_shape(name, array, shape)

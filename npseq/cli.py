@@ -11,6 +11,7 @@ as 128 + SIGPIPE, like other Unix tools.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -54,39 +55,27 @@ def _say(*parts, file=None):
     print(*parts, file=file or sys.stdout, flush=True)
 
 
-def _positive(kind, maximum=None):
-    """An argparse type: a positive ``kind``, at most ``maximum`` (a cap, named in the error) when given."""
-    expected = f"a positive {kind.__name__}" + (f" up to {maximum}" if maximum is not None else "")
-
+def _number(kind, expected: str, ok):
+    """An argparse type: ``kind(text)`` that satisfies ``ok``; ``expected`` words it for the error."""
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if not 0 < value < float("inf") or (maximum is not None and value > maximum):
+        if not ok(value):
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
     return parse
 
 
-def _clip_norm(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0 (0: no clipping), got {text!r}") from None
-    if not 0.0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number >= 0 (0: no clipping), got {text!r}")
-    return value
+def positive(kind, maximum=None):
+    """An argparse type: a positive, finite ``kind``, at most ``maximum`` (a cap, named in the error) when given."""
+    expected = f"a positive {kind.__name__}" + (f" up to {maximum}" if maximum is not None else "")
+    return _number(kind, expected, lambda v: 0 < v < math.inf and (maximum is None or v <= maximum))
 
 
-def _probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a probability in [0, 1), got {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a probability in [0, 1), got {text!r}")
-    return value
+_clip_norm = _number(float, "a number >= 0 (0: no clipping)", lambda v: 0.0 <= v < math.inf)
+_probability = _number(float, "a probability in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
 def _existing_file(text):
@@ -186,8 +175,13 @@ def _resume_settings(args, checkpoint, run: dict) -> None:
 
 def cmd_train(args) -> int:
     from . import backend
-    from .checkpoint import (check_save_path, load_checkpoint, save_checkpoint, saved_training_run,
-                             seq2seq_from_checkpoint)
+    from .checkpoint import (
+        check_save_path,
+        load_checkpoint,
+        save_checkpoint,
+        saved_training_run,
+        seq2seq_from_checkpoint,
+    )
     from .data import load_translation_data
     from .decode import evaluate_translations
     from .models import build_seq2seq
@@ -351,7 +345,7 @@ def cmd_lm(args) -> int:
 
 # ----------------------------------------------------------------- gradcheck
 def cmd_gradcheck(args) -> int:
-    from .checks import REGISTRY, run_checks
+    from .gradient_checks import REGISTRY, run_checks
     failed = []
     names = args.only or list(REGISTRY)
     for name, report in run_checks(names, seed=args.seed):
@@ -382,8 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
                                description="Train a Bahdanau-attention GRU on a built-in task, report test BLEU "
                                            "and exact match, print sample translations and draw the attention.")
     demo.add_argument("--task", choices=TASKS, default="numbers")
-    demo.add_argument("--epochs", type=_positive(int), default=None, help="default: 6 for numbers")
-    demo.add_argument("--num-examples", type=_positive(int), default=None, help="default: the whole task (10,000)")
+    demo.add_argument("--epochs", type=positive(int), default=None, help="default: 6 for numbers")
+    demo.add_argument("--num-examples", type=positive(int), default=None, help="default: the whole task (10,000)")
     demo.add_argument("--out", default="npseq-demo", help="folder for the PNG files (default: ./npseq-demo)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -395,26 +389,26 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--data", type=_existing_file, help="a tab-separated parallel corpus (e.g. fra.txt)")
     # Defaults of the run-shaping flags are None here and TRAIN_DEFAULTS in cmd_train (see there).
     defaults = TRAIN_DEFAULTS
-    source.add_argument("--num-examples", type=_positive(int), default=None)
-    source.add_argument("--num-steps", type=_positive(int, MAX_DECODE_LEN), default=None,
+    source.add_argument("--num-examples", type=positive(int), default=None)
+    source.add_argument("--num-steps", type=positive(int, MAX_DECODE_LEN), default=None,
                         help="default: 10 for --data, the task's own")
-    source.add_argument("--batch-size", type=_positive(int), help=f"default: {defaults['batch_size']}")
+    source.add_argument("--batch-size", type=positive(int), help=f"default: {defaults['batch_size']}")
     model = train.add_argument_group("model (with --resume: taken from the checkpoint)")
     model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
     model.add_argument("--score", choices=["dot", "general", "concat"], help="Luong's score (default: general)")
     model.add_argument("--no-input-feeding", action="store_const", const=True, help="Luong without input feeding")
     model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
-    model.add_argument("--embed-size", type=_positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
-    model.add_argument("--num-hiddens", type=_positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
-    model.add_argument("--num-layers", type=_positive(int, MAX_LAYERS), help=f"default: {defaults['num_layers']}")
+    model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
+    model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
+    model.add_argument("--num-layers", type=positive(int, MAX_LAYERS), help=f"default: {defaults['num_layers']}")
     model.add_argument("--dropout", type=_probability, help=f"default: {defaults['dropout']}")
     model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
     optim = train.add_argument_group("optimisation (with --resume: taken from the checkpoint)")
     optim.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help=f"default: {defaults['optimizer']}")
-    optim.add_argument("--lr", type=_positive(float), help=f"default: {defaults['lr']}")
+    optim.add_argument("--lr", type=positive(float), help=f"default: {defaults['lr']}")
     optim.add_argument("--clip", type=_clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
     optim.add_argument("--loss", choices=TRAINING_REDUCTIONS, help="reduction of the masked cross-entropy (default d2l's)")
-    optim.add_argument("--epochs", type=_positive(int), default=250, help="the total, resumed epochs included")
+    optim.add_argument("--epochs", type=positive(int), default=250, help="the total, resumed epochs included")
     optim.add_argument("--seed", type=int, help="default: 0")
     run = train.add_argument_group("checkpoints")
     run.add_argument("--save", type=_new_file_path,
@@ -428,9 +422,9 @@ def build_parser() -> argparse.ArgumentParser:
     translate = commands.add_parser("translate", help="translate sentences with a saved model")
     translate.add_argument("checkpoint", type=_existing_file)
     translate.add_argument("sentences", nargs="*", help="sentences (default: one per line on stdin)")
-    translate.add_argument("--beam", type=_positive(int, MAX_BEAM_SIZE), default=1, help="beam size (1: greedy)")
+    translate.add_argument("--beam", type=positive(int, MAX_BEAM_SIZE), default=1, help="beam size (1: greedy)")
     translate.add_argument("--alpha", type=float, default=0.75, help="length penalty exponent of beam search")
-    translate.add_argument("--max-len", type=_positive(int, MAX_DECODE_LEN), default=None,
+    translate.add_argument("--max-len", type=positive(int, MAX_DECODE_LEN), default=None,
                            help="most output tokens (default: the trained length)")
     translate.add_argument("--attention-png", help="draw the attention of each sentence to this PNG")
     translate.set_defaults(run=cmd_translate)
@@ -438,20 +432,20 @@ def build_parser() -> argparse.ArgumentParser:
     lm = commands.add_parser("lm", help="train a character language model, then sample from it")
     lm.add_argument("--data", type=_existing_file, help="a UTF-8 text file (default: built-in prose)")
     lm.add_argument("--level", choices=["char", "word"], default="char")
-    lm.add_argument("--max-tokens", type=_positive(int), default=100_000)
+    lm.add_argument("--max-tokens", type=positive(int), default=100_000)
     lm.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
-    lm.add_argument("--num-hiddens", type=_positive(int), default=128)
-    lm.add_argument("--num-layers", type=_positive(int), default=1)
+    lm.add_argument("--num-hiddens", type=positive(int), default=128)
+    lm.add_argument("--num-layers", type=positive(int), default=1)
     lm.add_argument("--dropout", type=_probability, default=0.0)
     lm.add_argument("--partition", choices=["random", "sequential"], default="sequential")
-    lm.add_argument("--batch-size", type=_positive(int), default=32)
-    lm.add_argument("--num-steps", type=_positive(int), default=35)
-    lm.add_argument("--epochs", type=_positive(int), default=None, help="default: train until --seconds")
-    lm.add_argument("--seconds", type=_positive(float), default=30.0)
-    lm.add_argument("--lr", type=_positive(float), default=0.005)
+    lm.add_argument("--batch-size", type=positive(int), default=32)
+    lm.add_argument("--num-steps", type=positive(int), default=35)
+    lm.add_argument("--epochs", type=positive(int), default=None, help="default: train until --seconds")
+    lm.add_argument("--seconds", type=positive(float), default=30.0)
+    lm.add_argument("--lr", type=positive(float), default=0.005)
     lm.add_argument("--prefix", default="the ")
-    lm.add_argument("--num-preds", type=_positive(int), default=80)
-    lm.add_argument("--temperature", type=_positive(float), default=0.8)
+    lm.add_argument("--num-preds", type=positive(int), default=80)
+    lm.add_argument("--temperature", type=positive(float), default=0.8)
     lm.add_argument("--samples", type=int, default=2)
     lm.add_argument("--seed", type=int, default=0)
     lm.add_argument("--no-progress", action="store_true")
@@ -464,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import exercises, grade
     grading = commands.add_parser("grade", help="grade a learner's backward exercises against finite differences",
                                   description=grade.DESCRIPTION)
-    grade.add_arguments(grading)
+    grade.add_arguments(grading, positive)
     grading.set_defaults(run=grade.run)
     handout = commands.add_parser("exercises", help="write a hand-out of the backward exercises",
                                   description=exercises.DESCRIPTION)

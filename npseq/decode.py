@@ -30,12 +30,12 @@ import math
 from typing import Any, NamedTuple
 
 from . import backend
-from ._checks import check_ndim, check_token_ids, check_valid_lens
+from ._checks import check_count, check_ndim, check_token_ids, check_valid_lens
 from .data import build_array_nmt, source_tokens, target_text
-from .errors import InvalidTypeError, InvalidValueError, LimitError
+from .errors import InvalidTypeError, InvalidValueError
 from .functional import log_softmax_forward
-from .metrics import corpus_bleu, exact_match
 from .grad_mode import no_grad
+from .metrics import corpus_bleu, exact_match
 from .models.seq2seq import reorder_state
 
 LENGTH_PENALTIES = ("d2l", "gnmt")
@@ -76,15 +76,6 @@ def sequence_score(log_prob: float, length: int, alpha: float, length_penalty: s
     return log_prob / length_penalty_factor(length, alpha, length_penalty)
 
 
-def _check_count(name: str, value, maximum: int | None = None) -> int:
-    """``value`` is an int >= 1 and, when ``maximum`` is given, at most that cap (named in the error)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidValueError(f"{name}: expected a positive int, got {value!r}")
-    if maximum is not None and value > maximum:
-        raise LimitError(f"{name}: expected a positive int up to {maximum}, got {value}")
-    return value
-
-
 def _check_special_ids(model, bos_id, eos_id) -> None:
     """``bos_id`` is an id of the model's target vocabulary (it is fed to the decoder); ``eos_id`` an int
     (one outside the vocabulary is never produced: the search then runs to ``max_len``)."""
@@ -95,6 +86,13 @@ def _check_special_ids(model, bos_id, eos_id) -> None:
                          f"got {bos_id!r}")
     if isinstance(eos_id, bool) or not isinstance(eos_id, (int, backend.numpy.integer)):
         raise InvalidTypeError(f"eos_id: expected an int token id, got {type(eos_id).__name__} {eos_id!r}")
+
+
+def _check_ranked_search(model, max_len, bos_id, eos_id, alpha, length_penalty) -> None:
+    """The arguments beam and exhaustive search share: the length cap, the special ids, the scoring."""
+    check_count("max_len", max_len, maximum=MAX_DECODE_LEN)
+    _check_scoring(alpha, length_penalty)
+    _check_special_ids(model, bos_id, eos_id)
 
 
 def _check_scoring(alpha, length_penalty) -> None:
@@ -152,7 +150,7 @@ def greedy_search(model, src, *, bos_id: int, eos_id: int, max_len: int) -> Sear
     Returns:
         A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
     """
-    _check_count("max_len", max_len, MAX_DECODE_LEN)
+    check_count("max_len", max_len, maximum=MAX_DECODE_LEN)
     _check_special_ids(model, bos_id, eos_id)
     with _inference(model):
         state = model.encode(*_source_batch(model, src))
@@ -187,7 +185,7 @@ def greedy_search_batch(model, src, src_valid_lens, *, bos_id: int, eos_id: int,
     Returns:
         A list of ``N`` token-id lists (``<eos>`` and what follows dropped).
     """
-    _check_count("max_len", max_len, MAX_DECODE_LEN)
+    check_count("max_len", max_len, maximum=MAX_DECODE_LEN)
     _check_special_ids(model, bos_id, eos_id)
     with _inference(model):
         xp = backend.xp
@@ -320,10 +318,8 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     Returns:
         A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
     """
-    _check_count("max_len", max_len, MAX_DECODE_LEN)
-    _check_count("beam_size", beam_size)
-    _check_scoring(alpha, length_penalty)
-    _check_special_ids(model, bos_id, eos_id)
+    _check_ranked_search(model, max_len, bos_id, eos_id, alpha, length_penalty)
+    check_count("beam_size", beam_size)
     vocab_size = model.decoder.vocab_size
     record = BeamTrace(beam_size, alpha, length_penalty) if trace else None
     finished = []  # (score, log_prob, tokens with <eos> if produced, attention (L, S) or None, status)
@@ -403,10 +399,8 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
     Returns:
         A :class:`SearchResult` with ``attention`` ``(L, S)`` (or ``None``).
     """
-    _check_count("max_len", max_len, MAX_DECODE_LEN)
-    _check_count("max_space", max_space)
-    _check_scoring(alpha, length_penalty)
-    _check_special_ids(model, bos_id, eos_id)
+    _check_ranked_search(model, max_len, bos_id, eos_id, alpha, length_penalty)
+    check_count("max_space", max_space)
     vocab_size = model.decoder.vocab_size
     space = vocab_size ** max_len
     if space > max_space:

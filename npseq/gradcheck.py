@@ -32,8 +32,8 @@ import dataclasses
 from typing import Any, Callable
 
 from . import backend
-from .grad_mode import no_grad
 from .errors import InvalidTypeError, InvalidValueError
+from .grad_mode import no_grad
 
 DEFAULT_TOL = 1e-7
 

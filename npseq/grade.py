@@ -1012,25 +1012,14 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
 
 
 # ------------------------------------------------------------------------ CLI
-def _positive(kind):
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}")
-        return value
-    return parse
-
-
 DESCRIPTION = ("Grade the backward functions in a course exercise file against finite differences and npseq's "
                "own backward, each in a child process with a time limit. Exit code 0 when every function is "
                "correct, 1 when some are not, 2 when the file cannot be graded.")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``npseq grade``, added to its subcommand parser (the ``npseq`` command builds it)."""
+def add_arguments(parser: argparse.ArgumentParser, positive) -> None:
+    """The options of ``npseq grade``, added to its subcommand parser (the ``npseq`` command builds it;
+    ``positive(kind)`` is its argparse type for a positive number)."""
     parser.add_argument("file", help="the learner's Python file (defines some of: " + ", ".join(NAMES) + ")")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
                         help="grade only this function (repeatable); the score counts only these")
@@ -1040,9 +1029,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", default="results.json", metavar="PATH",
                         help="where --format gradescope writes (default: results.json; on Gradescope "
                              "/autograder/results/results.json)")
-    parser.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit for the import and for each function (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--memory-mb", type=_positive(int), default=DEFAULT_MEMORY_MB, metavar="MB",
+    parser.add_argument("--memory-mb", type=positive(int), default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"memory each function may add, where the platform allows a limit "
                              f"(default {DEFAULT_MEMORY_MB})")
 

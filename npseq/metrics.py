@@ -11,11 +11,11 @@ Everything here runs on the host in plain Python: metrics read tokens, not array
 """
 from __future__ import annotations
 
-from .errors import InvalidTypeError, InvalidValueError
-
 import collections
 import math
 from collections.abc import Sequence
+
+from .errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["bleu", "corpus_bleu", "exact_match", "perplexity"]
 

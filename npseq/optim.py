@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 
 from . import backend
-from ._checks import check_same_backend
-from .nn.module import Module, Parameter
+from ._checks import check_real, check_same_backend
 from .errors import InvalidTypeError, InvalidValueError
+from .nn.module import Module, Parameter
 
 __all__ = ["OPTIMIZERS", "Optimizer", "SGD", "Adagrad", "Adam", "clip_grad_norm", "clip_grad_value", "make_optimizer"]
 
@@ -62,29 +62,16 @@ def _as_parameter_list(params, where: str) -> list:
     return params
 
 
-def _real(name: str, value, expected: str, ok) -> float:
-    """``value`` as a Python float, checked by ``ok``; ``expected`` words the condition for the error."""
-    if isinstance(value, bool):
-        raise InvalidTypeError(f"{name}: expected a real number {expected}, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidTypeError(f"{name}: expected a real number {expected}, got {value!r}") from None
-    if math.isnan(number) or not ok(number):
-        raise InvalidValueError(f"{name}: expected a real number {expected}, got {value!r}")
-    return number
-
-
 def _positive(name, value) -> float:
-    return _real(name, value, "> 0 and finite", lambda x: 0.0 < x < math.inf)
+    return check_real(name, value, "> 0 and finite", lambda x: 0.0 < x < math.inf)
 
 
 def _nonnegative(name, value) -> float:
-    return _real(name, value, ">= 0 and finite", lambda x: 0.0 <= x < math.inf)
+    return check_real(name, value, ">= 0 and finite", lambda x: 0.0 <= x < math.inf)
 
 
 def _unit_interval(name, value) -> float:
-    return _real(name, value, "in [0, 1)", lambda x: 0.0 <= x < 1.0)
+    return check_real(name, value, "in [0, 1)", lambda x: 0.0 <= x < 1.0)
 
 
 class Optimizer:
@@ -400,7 +387,7 @@ def clip_grad_norm(params, max_norm) -> float:
             so the caller can skip the batch.
     """
     params = _as_parameter_list(params, "clip_grad_norm")
-    max_norm = _real("max_norm", max_norm, "> 0", lambda x: x > 0.0)
+    max_norm = check_real("max_norm", max_norm, "> 0", lambda x: x > 0.0)
     grads = [param.grad for param in params]
     xp = backend.get_array_module(grads[0])
     total_norm = float(xp.sqrt(_sum_of_squares(grads, xp)))

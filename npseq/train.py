@@ -10,13 +10,12 @@ import time
 from tqdm.auto import tqdm
 
 from . import backend
-from ._checks import check_token_ids, check_valid_lens
+from ._checks import as_rng, check_count, check_token_ids, check_valid_lens
 from .errors import InvalidTypeError, InvalidValueError, TrainingDiverged
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
 from .metrics import perplexity
 from .nn import MaskedSoftmaxCELoss, detach
-from .nn.init import make_rng
 from .optim import clip_grad_norm
 
 
@@ -164,7 +163,7 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
         num_epochs: number of passes over ``batches``.
         loss_fn: default ``MaskedSoftmaxCELoss("mean")`` (per valid token).
         seed: seeds the scheduled-sampling generator when ``rng`` is None.
-        rng: the scheduled-sampling generator (default: ``make_rng(seed)``, a new one each
+        rng: the scheduled-sampling generator (default: ``as_rng(seed)``, a new one each
             call). Pass the same Generator to successive calls, and save its
             ``bit_generator.state`` with a checkpoint, to resume a ``sampling_ratio > 0``
             run bit-exactly.
@@ -188,7 +187,7 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
     if not isinstance(num_epochs, int) or num_epochs < 1:
         raise InvalidValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
     loss_fn = loss_fn or MaskedSoftmaxCELoss("mean")
-    rng = make_rng(seed if rng is None else rng)
+    rng = as_rng(seed if rng is None else rng)
     position = EpochProgress() if position is None else position
     bos_id = tgt_vocab["<bos>"]
     history = History()
@@ -382,8 +381,8 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
         if max_seconds is None:
             raise InvalidValueError("num_epochs: expected a positive int (or None with max_seconds), got None "
                              "without max_seconds")
-    elif isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
-        raise InvalidValueError(f"num_epochs: expected a positive int, got {num_epochs!r}")
+    else:
+        check_count("num_epochs", num_epochs)
     if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
         raise InvalidValueError(f"max_seconds: expected a number of seconds > 0 or None, got {max_seconds!r}")
     partition = _lm_partition(batches, partition)
@@ -468,9 +467,8 @@ def evaluate_perplexity(model, corpus_ids, num_steps: int, batch_size: int) -> f
     Returns:
         The perplexity (a Python float).
     """
-    for name, value in (("num_steps", num_steps), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidValueError(f"{name}: expected a positive int, got {value!r}")
+    check_count("num_steps", num_steps)
+    check_count("batch_size", batch_size)
     _check_lm_ids(model, "corpus_ids", corpus_ids)
     ids = backend.asarray(corpus_ids)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
@@ -542,7 +540,7 @@ def predict(model, prefix, num_preds: int, vocab, *, temperature=None, rng=None)
         if rng is None:
             raise InvalidValueError("rng: expected a numpy.random.Generator or an int seed when sampling "
                              "(temperature is set), got None")
-        rng = make_rng(rng)
+        rng = as_rng(rng)
     np = backend.numpy
     xp = backend.xp
     ids = list(vocab[tokens])

@@ -16,6 +16,7 @@ import math
 import os
 
 from . import backend
+from ._checks import check_count
 from .errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["show_heatmaps", "show_attention_grid", "plot_history", "plot_grad_norms"]
@@ -124,8 +125,7 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
 def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figure):
     """Draw checked panels (see :func:`show_attention_grid`) on one colour scale and write the PNG."""
     ncols = min(len(checked), 4) if ncols is None else ncols
-    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
-        raise InvalidValueError(f"ncols: expected a positive int, got {ncols!r}")
+    check_count("ncols", ncols)
     ncols = min(ncols, len(checked))
     nrows = math.ceil(len(checked) / ncols)
     vmin = min(0.0, min(float(w.min()) for w, *_ in checked))

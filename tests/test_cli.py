@@ -122,7 +122,7 @@ def test_gradcheck_runs_registered_checks_and_prints_tables():
 
 def test_gradcheck_exit_code_1_on_a_failing_check():
     code = ("import sys\n"
-            "import npseq.checks as checks\n"
+            "import npseq.gradient_checks as checks\n"
             "from npseq.cli import main\n"
             "orig = checks.REGISTRY['affine']\n"
             "def broken(rng):\n"

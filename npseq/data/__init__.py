@@ -4,12 +4,38 @@ Everything here runs on the host and returns NumPy arrays (int64 token ids and
 lengths); moving a batch to the GPU is the training loop's job.
 """
 from .batching import BatchIterator
-from .lm import (CHAR_ALPHABET, SeqDataLoader, load_corpus, load_data_lm, num_lm_batches, preprocess_lm, pydoc_text,
-                 seq_data_iter_random, seq_data_iter_sequential, split_corpus, tokenize_lm)
+from .lm import (
+                 CHAR_ALPHABET,
+                 SeqDataLoader,
+                 load_corpus,
+                 load_data_lm,
+                 num_lm_batches,
+                 preprocess_lm,
+                 pydoc_text,
+                 seq_data_iter_random,
+                 seq_data_iter_sequential,
+                 split_corpus,
+                 tokenize_lm,
+)
 from .nmt import NMT_RESERVED_TOKENS, build_array_nmt, load_data_nmt, load_parallel_corpus, truncate_pad
-from .tasks import (DATE_FORMATS, DATE_RANGE, SPACE, TASKS, TaskData, TaskText, dates_pairs, detokenize_french,
-                    english_number, format_date, french_number, load_task, numbers_pairs, reverse_pairs,
-                    task_text, tokenize_french)
+from .tasks import (
+                 DATE_FORMATS,
+                 DATE_RANGE,
+                 SPACE,
+                 TASKS,
+                 TaskData,
+                 TaskText,
+                 dates_pairs,
+                 detokenize_french,
+                 english_number,
+                 format_date,
+                 french_number,
+                 load_task,
+                 numbers_pairs,
+                 reverse_pairs,
+                 task_text,
+                 tokenize_french,
+)
 from .text import preprocess_nmt, tokenize_nmt
 from .translation import TranslationData, load_translation_data, source_tokens, target_text
 from .vocab import UNK, Vocab

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import backend
-from ._args import check_int
+from .._checks import check_count
 from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["BatchIterator"]
@@ -54,8 +54,8 @@ class BatchIterator:
             raise InvalidValueError(f"arrays: expected arrays with the same number of rows, got lengths {lengths}")
         self.arrays = tuple(arrays)
         self.num_examples = lengths[0]
-        self.batch_size = check_int("batch_size", batch_size, 1)
-        self.seed = check_int("seed", seed, 0)
+        self.batch_size = check_count("batch_size", batch_size, 1)
+        self.seed = check_count("seed", seed, 0)
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.epoch = 0
@@ -66,11 +66,11 @@ class BatchIterator:
 
     def set_epoch(self, epoch: int) -> None:
         """Make the next ``iter(it)`` run epoch ``epoch`` (to resume training there)."""
-        self.epoch = check_int("epoch", epoch, 0)
+        self.epoch = check_count("epoch", epoch, 0)
 
     def order(self, epoch: int):
         """The row order of epoch ``epoch``: an int64 NumPy array, a permutation of ``0..N-1``."""
-        epoch = check_int("epoch", epoch, 0)
+        epoch = check_count("epoch", epoch, 0)
         np = backend.numpy
         if not self.shuffle:
             return np.arange(self.num_examples, dtype=np.int64)

@@ -20,9 +20,9 @@ import pathlib
 import re
 
 from .. import backend
-from ._args import check_int
-from .vocab import Vocab
+from .._checks import as_rng, check_count
 from ..errors import InvalidTypeError, InvalidValueError
+from .vocab import Vocab
 
 __all__ = ["CHAR_ALPHABET", "LEVELS", "PARTITIONS", "SeqDataLoader", "load_corpus", "load_data_lm",
            "num_lm_batches", "preprocess_lm", "pydoc_text", "seq_data_iter_random", "seq_data_iter_sequential",
@@ -196,8 +196,8 @@ def load_corpus(path=None, text=None, level: str = "char", max_tokens=None, min_
         raise InvalidValueError("path, text: expected at most one source of text, got both")
     if level not in LEVELS:
         raise InvalidValueError(f"level: expected one of {LEVELS}, got {level!r}")
-    max_tokens = check_int("max_tokens", max_tokens, 1, allow_none=True)
-    min_freq = check_int("min_freq", min_freq, 0)
+    max_tokens = check_count("max_tokens", max_tokens, 1, allow_none=True)
+    min_freq = check_count("min_freq", min_freq, 0)
     if path is not None:
         tokens = _read_tokens(path, level, max_tokens)
     elif text is None or isinstance(text, str):
@@ -243,20 +243,11 @@ def split_corpus(corpus, valid_fraction: float = 0.1):
     return corpus[:len(corpus) - num_valid], corpus[len(corpus) - num_valid:]
 
 
-def _rng(rng):
-    np = backend.numpy
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    raise InvalidTypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
-
-
 def _layout(corpus, batch_size, num_steps):
     """Checked arguments and the number of batches, which does not depend on the random offset."""
     corpus = _check_corpus(corpus)
-    batch_size = check_int("batch_size", batch_size, 1)
-    num_steps = check_int("num_steps", num_steps, 1)
+    batch_size = check_count("batch_size", batch_size, 1)
+    num_steps = check_count("num_steps", num_steps, 1)
     needed = (batch_size + 1) * num_steps
     if len(corpus) < needed:
         raise InvalidValueError(f"corpus: expected at least (batch_size + 1) * num_steps = {needed} tokens for one "
@@ -291,7 +282,7 @@ def seq_data_iter_random(corpus, batch_size: int, num_steps: int, rng):
         ``(X, Y)``: int64 NumPy arrays ``(N, T)``.
     """
     corpus, batch_size, num_steps = _layout(corpus, batch_size, num_steps)
-    rng = _rng(rng)
+    rng = as_rng(rng)
     offset = int(rng.integers(num_steps))
     num_subseqs = (len(corpus) - num_steps) // num_steps
     starts = offset + num_steps * rng.permutation(num_subseqs)
@@ -321,7 +312,7 @@ def seq_data_iter_sequential(corpus, batch_size: int, num_steps: int, rng):
         ``(X, Y)``: int64 NumPy arrays ``(N, T)``.
     """
     corpus, batch_size, num_steps = _layout(corpus, batch_size, num_steps)
-    rng = _rng(rng)
+    rng = as_rng(rng)
     offset = int(rng.integers(num_steps))
     row_len = (len(corpus) - num_steps) // batch_size
     num_tokens = batch_size * row_len
@@ -350,7 +341,7 @@ class SeqDataLoader:
             raise InvalidValueError(f"partition: expected one of {PARTITIONS}, got {partition!r}")
         self.corpus, self.batch_size, self.num_steps = _layout(corpus, batch_size, num_steps)
         self.partition = partition
-        self.seed = check_int("seed", seed, 0)
+        self.seed = check_count("seed", seed, 0)
         self.epoch = 0
 
     def __len__(self) -> int:
@@ -358,11 +349,11 @@ class SeqDataLoader:
 
     def set_epoch(self, epoch: int) -> None:
         """Make the next ``iter(loader)`` run epoch ``epoch``."""
-        self.epoch = check_int("epoch", epoch, 0)
+        self.epoch = check_count("epoch", epoch, 0)
 
     def batches(self, epoch: int):
         """Generator over the ``(X, Y)`` batches of epoch ``epoch``."""
-        epoch = check_int("epoch", epoch, 0)
+        epoch = check_count("epoch", epoch, 0)
         make = seq_data_iter_random if self.partition == "random" else seq_data_iter_sequential
         return make(self.corpus, self.batch_size, self.num_steps, backend.numpy.random.default_rng([self.seed, epoch]))
 

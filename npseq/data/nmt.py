@@ -15,11 +15,11 @@ import os
 import pathlib
 
 from .. import backend
-from ._args import check_int
+from .._checks import check_count
+from ..errors import InvalidTypeError, InvalidValueError
 from .batching import BatchIterator
 from .text import preprocess_nmt, split_pairs
 from .vocab import Vocab
-from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["NMT_RESERVED_TOKENS", "truncate_pad", "build_array_nmt", "load_parallel_corpus", "load_data_nmt"]
 
@@ -43,7 +43,7 @@ def truncate_pad(line, num_steps: int, padding_token):
     """
     if not isinstance(line, (list, tuple)):
         raise InvalidTypeError(f"line: expected a list of tokens or ids, got {type(line).__name__}")
-    num_steps = check_int("num_steps", num_steps, 0)
+    num_steps = check_count("num_steps", num_steps, 0)
     return list(line[:num_steps]) + [padding_token] * max(0, num_steps - len(line))
 
 
@@ -82,7 +82,7 @@ def build_array_nmt(lines, vocab: Vocab, num_steps: int):
         if token not in vocab:
             raise InvalidValueError(f"vocab: expected a vocabulary with the reserved tokens '<pad>' and '<eos>', "
                              f"got one without {token!r}")
-    num_steps = check_int("num_steps", num_steps, 1)
+    num_steps = check_count("num_steps", num_steps, 1)
     if not isinstance(lines, (list, tuple)):
         raise InvalidTypeError(f"lines: expected a list of token lists, got {type(lines).__name__}")
     for n, line in enumerate(lines):
@@ -129,7 +129,7 @@ def load_parallel_corpus(path, num_examples=None):
     """
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidTypeError(f"path: expected a str or os.PathLike, got {type(path).__name__}")
-    num_examples = check_int("num_examples", num_examples, 1, allow_none=True)
+    num_examples = check_count("num_examples", num_examples, 1, allow_none=True)
     path = pathlib.Path(path)
     try:
         raw = path.read_bytes()
@@ -165,8 +165,8 @@ def load_data_nmt(batch_size: int, num_steps: int, num_examples=600, path=None, 
     Returns:
         ``(batches, src_vocab, tgt_vocab)``: a :class:`BatchIterator` and two :class:`Vocab`.
     """
-    batch_size = check_int("batch_size", batch_size, 1)
-    num_steps = check_int("num_steps", num_steps, 1)
+    batch_size = check_count("batch_size", batch_size, 1)
+    num_steps = check_count("num_steps", num_steps, 1)
     if path is None:
         raise InvalidValueError("path: expected the path of a tab-separated parallel corpus such as fra.txt "
                          "(npseq never downloads data), got None")

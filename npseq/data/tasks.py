@@ -30,11 +30,11 @@ import warnings
 from typing import Callable, NamedTuple
 
 from .. import backend
-from ._args import check_int
+from .._checks import check_count
+from ..errors import InvalidTypeError, InvalidValueError
 from .batching import BatchIterator
 from .nmt import NMT_RESERVED_TOKENS, build_array_nmt
 from .vocab import Vocab
-from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["TASKS", "TaskData", "load_task",
            "english_number", "french_number", "tokenize_french", "detokenize_french", "numbers_pairs",
@@ -53,7 +53,7 @@ _NUM_NUMBERS = 10_000
 
 
 def _check_number(n) -> int:
-    n = check_int("n", n, 0)
+    n = check_count("n", n, 0)
     if n >= _NUM_NUMBERS:
         raise InvalidValueError(f"n: expected an int in [0, {_NUM_NUMBERS - 1}], got {n}")
     return n
@@ -198,8 +198,8 @@ def numbers_pairs(seed: int = 0, num=None) -> list:
     Returns:
         A list of ``num`` tuples ``(list of str, list of str)``.
     """
-    seed = check_int("seed", seed, 0)
-    num = check_int("num", num, 1, allow_none=True)
+    seed = check_count("seed", seed, 0)
+    num = check_count("num", num, 1, allow_none=True)
     if num is None:
         num = _NUM_NUMBERS
     if num > _NUM_NUMBERS:
@@ -261,7 +261,7 @@ def format_date(date, style: int) -> str:
         raise InvalidTypeError(f"date: expected a datetime.date, got {type(date).__name__}")
     if not DATE_RANGE[0] <= date <= DATE_RANGE[1]:
         raise InvalidValueError(f"date: expected a date in [{DATE_RANGE[0]}, {DATE_RANGE[1]}], got {date}")
-    style = check_int("style", style, 0)
+    style = check_count("style", style, 0)
     if style >= len(DATE_FORMATS):
         raise InvalidValueError(f"style: expected an int in [0, {len(DATE_FORMATS) - 1}], got {style}")
     month, weekday = _MONTHS[date.month - 1], _WEEKDAYS[date.weekday()]
@@ -297,8 +297,8 @@ def dates_pairs(seed: int = 0, num: int = 10_000) -> list:
     Returns:
         A list of ``num`` tuples ``(list of str, list of str)``.
     """
-    seed = check_int("seed", seed, 0)
-    num = check_int("num", num, 1)
+    seed = check_count("seed", seed, 0)
+    num = check_count("num", num, 1)
     space = _NUM_DAYS * len(DATE_FORMATS)
     if num > space:
         raise InvalidValueError(f"num: expected at most {space} ({_NUM_DAYS} days x {len(DATE_FORMATS)} formats), got {num}")
@@ -360,10 +360,10 @@ def reverse_pairs(seed: int = 0, num: int = 10_000, *, min_len: int = 4, max_len
     Returns:
         A list of ``num`` tuples ``(list of str, list of str)``.
     """
-    seed = check_int("seed", seed, 0)
-    num = check_int("num", num, 1)
-    min_len = check_int("min_len", min_len, 1)
-    max_len = check_int("max_len", max_len, 1)
+    seed = check_count("seed", seed, 0)
+    num = check_count("num", num, 1)
+    min_len = check_count("min_len", min_len, 1)
+    max_len = check_count("max_len", max_len, 1)
     if max_len < min_len:
         raise InvalidValueError(f"max_len: expected an int >= min_len = {min_len}, got {max_len}")
     alphabet = _check_alphabet(alphabet)
@@ -531,8 +531,8 @@ def _check_num_steps(num_steps, default: tuple) -> tuple:
     if isinstance(num_steps, (list, tuple)):
         if len(num_steps) != 2:
             raise InvalidTypeError(f"num_steps: expected an int or a pair (source, target) of ints, got {num_steps!r}")
-        return (check_int("num_steps[0]", num_steps[0], 1), check_int("num_steps[1]", num_steps[1], 1))
-    num_steps = check_int("num_steps", num_steps, 1)
+        return (check_count("num_steps[0]", num_steps[0], 1), check_count("num_steps[1]", num_steps[1], 1))
+    num_steps = check_count("num_steps", num_steps, 1)
     return (num_steps, num_steps)
 
 
@@ -585,9 +585,9 @@ def load_task(name: str, *, batch_size: int, num_steps=None, num_examples=None, 
     if unknown:
         takes = f"takes only {list(task.options)}" if task.options else "takes no options"
         raise InvalidTypeError(f"options: task {name!r} {takes}, got {unknown}")
-    batch_size = check_int("batch_size", batch_size, 1)
-    seed = check_int("seed", seed, 0)
-    num_examples = check_int("num_examples", num_examples, 1, allow_none=True)
+    batch_size = check_count("batch_size", batch_size, 1)
+    seed = check_count("seed", seed, 0)
+    num_examples = check_count("num_examples", num_examples, 1, allow_none=True)
     split = _check_split(split)
     pairs = task.pairs(seed, task.default_num if num_examples is None else num_examples, **options)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import warnings
 
-from ._args import check_int
+from .._checks import check_count
 from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["preprocess_nmt", "tokenize_nmt"]
@@ -125,5 +125,5 @@ def tokenize_nmt(text: str, num_examples=None):
     """
     if not isinstance(text, str):
         raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
-    num_examples = check_int("num_examples", num_examples, 1, allow_none=True)
+    num_examples = check_count("num_examples", num_examples, 1, allow_none=True)
     return split_pairs(text, num_examples, origin="text")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..errors import InvalidTypeError
 from .nmt import load_data_nmt
 from .tasks import TaskText, load_task, task_text
 from .text import preprocess_nmt
 from .vocab import Vocab
-from ..errors import InvalidTypeError
 
 # The length of both sides of a corpus file when none is given (d2l's num_steps for fra.txt).
 DEFAULT_FILE_STEPS = 10

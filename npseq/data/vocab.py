@@ -4,7 +4,7 @@ from __future__ import annotations
 import collections
 
 from .. import backend
-from ._args import check_int
+from .._checks import check_count
 from ..errors import InvalidIndexError, InvalidTypeError, InvalidValueError
 
 __all__ = ["Vocab", "UNK"]
@@ -63,7 +63,7 @@ class Vocab:
     def __init__(self, tokens=None, min_freq: int = 0, reserved_tokens=None):
         counts = collections.Counter(_flatten(tokens))
         self._build(sorted(counts.items(), key=lambda item: (-item[1], item[0])),
-                    check_int("min_freq", min_freq, 0), reserved_tokens)
+                    check_count("min_freq", min_freq, 0), reserved_tokens)
 
     def _build(self, token_freqs: list, min_freq: int, reserved_tokens) -> None:
         if reserved_tokens is None:
@@ -157,7 +157,7 @@ class Vocab:
             raise InvalidValueError("state['token_freqs']: expected distinct tokens, got repeats")
         vocab = cls.__new__(cls)
         vocab._build(sorted(token_freqs, key=lambda item: (-item[1], item[0])),
-                     check_int("state['min_freq']", state["min_freq"], 0), state["reserved_tokens"])
+                     check_count("state['min_freq']", state["min_freq"], 0), state["reserved_tokens"])
         stored = state.get("idx_to_token")
         if stored is not None and list(stored) != vocab.idx_to_token:
             raise InvalidValueError("state['idx_to_token']: expected the ids that token_freqs, min_freq and "

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_ndim, check_valid_lens
+from .._checks import check_float_array, check_ndim, check_valid_lens
 from ..errors import InvalidValueError
 
 
@@ -44,7 +44,7 @@ def sigmoid(x, out=None):
 
 def sigmoid_forward(x):
     """:math:`\\text{out} = \\sigma(x)`, any shape; returns ``(out, cache)``."""
-    check_float("x", x)
+    check_float_array("x", x)
     out = sigmoid(x)
     return out, ActivationCache(out)
 
@@ -56,7 +56,7 @@ def sigmoid_backward(dout, cache: ActivationCache):
 
 def tanh_forward(x):
     """:math:`\\text{out} = \\tanh(x)`, any shape; returns ``(out, cache)``."""
-    check_float("x", x)
+    check_float_array("x", x)
     out = backend.get_array_module(x).tanh(x)
     return out, ActivationCache(out)
 
@@ -78,7 +78,7 @@ def softmax_forward(x):
     Returns:
         ``p`` ``(..., C)`` and an :class:`ActivationCache` holding ``p``.
     """
-    check_float("x", x)
+    check_float_array("x", x)
     xp = backend.get_array_module(x)
     e = xp.exp(x - x.max(axis=-1, keepdims=True))
     p = e / e.sum(axis=-1, keepdims=True)
@@ -105,7 +105,7 @@ def log_softmax_forward(x):
     Returns:
         ``y`` ``(..., C)`` and an :class:`ActivationCache` holding ``y``.
     """
-    check_float("x", x)
+    check_float_array("x", x)
     xp = backend.get_array_module(x)
     shifted = x - x.max(axis=-1, keepdims=True)
     y = shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
@@ -155,7 +155,7 @@ def masked_softmax(scores, valid_lens=None):
     Returns:
         ``weights`` ``(N, Q, K)`` and a :class:`MaskedSoftmaxCache`.
     """
-    check_float("scores", scores)
+    check_float_array("scores", scores)
     check_ndim("scores", scores, 3, "(N, Q, K)")
     if scores.shape[2] == 0:  # a softmax over nothing has no value; the max below would fail unnamed
         raise InvalidValueError(f"scores: expected at least one key (K >= 1) in (N, Q, K), got shape {tuple(scores.shape)}")

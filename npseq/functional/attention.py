@@ -32,10 +32,17 @@ import math
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_ndim, check_same_backend, check_shape, check_valid_lens
+from .._checks import (
+    check_float_array,
+    check_ndim,
+    check_probability,
+    check_same_backend,
+    check_shape,
+    check_valid_lens,
+)
+from ..errors import InvalidTypeError, InvalidValueError
 from .activations import MaskedSoftmaxCache, _masked_softmax, masked_softmax_backward
 from .layers import DropoutCache, dropout_backward, dropout_forward
-from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "AttentionPoolingCache", "DotAttentionCache", "GeneralAttentionCache",
@@ -57,14 +64,14 @@ def _check_same_dtype(name: str, array, reference, reference_name: str) -> None:
 
 
 def _check_float_like(name: str, array, reference, reference_name: str) -> None:
-    check_float(name, array)
+    check_float_array(name, array)
     check_same_backend(name, array, reference)
     _check_same_dtype(name, array, reference, reference_name)
 
 
 def _check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> None:
     """Ranks, dtypes and backends of the three inputs, their shared N and K, and ``valid_lens``."""
-    check_float("queries", queries)
+    check_float_array("queries", queries)
     check_ndim("queries", queries, 3, "(N, Q, Dq)")
     _check_float_like(keys_name, keys, queries, "queries")
     check_ndim(keys_name, keys, 3, "(N, K, Dk)")
@@ -90,8 +97,7 @@ def _check_features(name: str, array, size: int, weight_name: str, side: str) ->
 
 
 def _check_dropout(dropout: float, rng) -> None:
-    if not 0.0 <= dropout < 1.0:
-        raise InvalidValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
+    check_probability("dropout", dropout)
     if dropout > 0.0 and rng is None:
         raise InvalidValueError("rng: expected a random Generator to draw the dropout mask "
                          f"(dropout={dropout}), got None")
@@ -149,7 +155,7 @@ def attention_pooling_forward(scores, values, valid_lens=None, *, dropout: float
         ``context`` ``(N, Q, Dv)``, ``weights`` :math:`a` ``(N, Q, K)`` (before dropout),
         and an :class:`AttentionPoolingCache`.
     """
-    check_float("scores", scores)
+    check_float_array("scores", scores)
     check_ndim("scores", scores, 3, "(N, Q, K)")
     _check_float_like("values", values, scores, "scores")
     check_ndim("values", values, 3, "(N, K, Dv)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_ndim, check_shape, check_token_ids
+from .._checks import check_float_array, check_ndim, check_probability, check_shape, check_token_ids
 from ..errors import InvalidValueError
 
 
@@ -31,7 +31,7 @@ def affine_forward(x, w, b):
     Returns:
         ``out`` ``(N, M)`` and an :class:`AffineCache`.
     """
-    check_float("w", w)
+    check_float_array("w", w)
     check_ndim("w", w, 2, "(D, M)")
     features = 1
     for size in x.shape[1:]:
@@ -175,9 +175,8 @@ def dropout_forward(x, p: float, rng, train: bool = True):
     Returns:
         ``out`` shaped like ``x`` and a :class:`DropoutCache` holding the mask.
     """
-    if not 0.0 <= p < 1.0:
-        raise InvalidValueError(f"p: expected a drop probability in [0, 1), got {p}")
-    check_float("x", x)
+    check_probability("p", p)
+    check_float_array("x", x)
     if not train or p == 0.0:
         return x, DropoutCache(None)
     xp = backend.get_array_module(x)

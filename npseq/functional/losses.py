@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_index_range, check_ndim, check_same_backend, check_shape
-from .activations import log_softmax_forward
+from .._checks import check_float_array, check_index_range, check_ndim, check_same_backend, check_shape
 from ..errors import InvalidValueError
+from .activations import log_softmax_forward
 
 
 def softmax_loss(x, y):
@@ -23,7 +23,7 @@ def softmax_loss(x, y):
     Returns:
         ``loss`` (a float) and ``dx`` ``(N, C)``.
     """
-    check_float("x", x)
+    check_float_array("x", x)
     check_ndim("x", x, 2, "(N, C)")
     check_shape("y", y, (x.shape[0],))
     check_index_range("y", y, x.shape[1], what="class labels")
@@ -55,7 +55,7 @@ def temporal_softmax_loss(x, y, mask, verbose=False):
     Returns:
         ``loss`` (a float) and ``dx`` ``(N, T, V)``.
     """
-    check_float("x", x)
+    check_float_array("x", x)
     check_ndim("x", x, 3, "(N, T, V)")
     n, t, v = x.shape
     check_shape("y", y, (n, t))
@@ -119,7 +119,7 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     """
     if reduction not in REDUCTIONS:
         raise InvalidValueError(f"reduction: expected one of {REDUCTIONS}, got {reduction!r}")
-    check_float("logits", logits)
+    check_float_array("logits", logits)
     check_ndim("logits", logits, 3, "(N, T, V)")
     n, t, v = logits.shape
     check_shape("labels", labels, (n, t))

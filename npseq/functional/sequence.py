@@ -53,10 +53,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_float, check_ndim, check_shape, check_valid_lens
+from .._checks import check_float_array, check_ndim, check_shape, check_valid_lens
+from ..errors import InvalidTypeError, InvalidValueError
 from . import fused
 from .activations import sigmoid
-from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "Padding", "sequence_padding",
@@ -118,7 +118,7 @@ def _check_sequence_inputs(x, h, gates: int, Wx, Wh, biases: dict, padding, c=No
     """
     if _inputs_fit(x, h, gates, Wx, Wh, biases, padding, c):
         return
-    check_float("x", x)
+    check_float_array("x", x)
     check_ndim("x", x, 3, "(N, T, D)")
     n, t_steps, d = x.shape
     check_ndim("h0", h, 2, "(N, H)")

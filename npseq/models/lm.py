@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from .. import backend
-from .._checks import check_index_range, check_ndim
-from ..nn import Dropout, Embedding, Linear, Module
-from ..nn.init import make_rng
-from .seq2seq import CELLS, make_rnn
+from .._checks import as_rng, check_index_range, check_ndim
 from ..errors import InvalidValueError
+from ..nn import Dropout, Embedding, Linear, Module
+from .seq2seq import CELLS, make_rnn
 
 __all__ = ["RNNLM"]
 
@@ -69,7 +68,7 @@ class RNNLM(Module):
                             ("embed_size", num_hiddens if embed_size is None else embed_size)):
             if isinstance(value, bool) or not isinstance(value, (int, backend.numpy.integer)) or value < 1:
                 raise InvalidValueError(f"{name}: expected a positive integer, got {value!r}")
-        rng = make_rng(rng)
+        rng = as_rng(rng)
         self.vocab_size, self.num_hiddens, self.num_layers, self.cell = vocab_size, num_hiddens, num_layers, cell
         self.embed_size = num_hiddens if embed_size is None else embed_size
         self.embedding = Embedding(vocab_size, self.embed_size, rng=rng, dtype=dtype)

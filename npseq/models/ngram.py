@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..metrics import perplexity as _perplexity
 from ..errors import InvalidIndexError, InvalidValueError
+from ..metrics import perplexity as _perplexity
 
 __all__ = ["NGramLM"]
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
+from .._checks import as_rng, check_ndim, check_probability, check_same_backend, check_shape, check_token_ids
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
-from .._checks import check_ndim, check_same_backend, check_shape, check_token_ids
-from ..nn import (AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, Module)
-from ..nn.init import make_rng
+from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, Module
 from ..nn.recurrent import GRU, LSTM, RNN
 
 CELLS = ("rnn", "gru", "lstm")
@@ -109,7 +108,7 @@ class Seq2SeqEncoder(Module):
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
                  dropout: float = 0.0, cell: str = "gru", bidirectional: bool = False, *, rng=None, dtype=None):
         super().__init__()
-        rng = make_rng(rng)
+        rng = as_rng(rng)
         self.vocab_size, self.num_hiddens, self.num_layers = vocab_size, num_hiddens, num_layers
         self.cell, self.bidirectional = cell, bidirectional
         self.output_size = num_hiddens * (2 if bidirectional else 1)
@@ -305,7 +304,7 @@ class Seq2SeqDecoder(Decoder):
 
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
                  dropout: float = 0.0, cell: str = "gru", *, rng=None, dtype=None):
-        rng = make_rng(rng)
+        rng = as_rng(rng)
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
                          embed_size + num_hiddens, num_hiddens, rng=rng, dtype=dtype)
 
@@ -345,7 +344,7 @@ class Seq2SeqAttentionDecoder(Decoder):
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
                  dropout: float = 0.0, cell: str = "gru", enc_output_size: int | None = None, *,
                  rng=None, dtype=None):
-        rng = make_rng(rng)
+        rng = as_rng(rng)
         enc_output_size = enc_output_size or num_hiddens
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
                          embed_size + enc_output_size, num_hiddens, rng=rng, dtype=dtype)
@@ -403,7 +402,7 @@ class LuongAttentionDecoder(Decoder):
         if score == "dot" and enc_output_size != num_hiddens:
             raise InvalidValueError(f"enc_output_size: the dot score needs it equal to num_hiddens ({num_hiddens}), "
                              f"got {enc_output_size}")
-        rng = make_rng(rng)
+        rng = as_rng(rng)
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
                          embed_size + (num_hiddens if input_feeding else 0), num_hiddens, rng=rng, dtype=dtype)
         self.score, self.input_feeding, self.enc_output_size = score, input_feeding, enc_output_size
@@ -556,8 +555,7 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
                                  ("score", score, LuongAttentionDecoder.SCORES)):
         if value not in choices:
             raise InvalidValueError(f"{name}: expected one of {choices}, got {value!r}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise InvalidValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+    check_probability("dropout", dropout, "a probability")
     for name, value in (("bidirectional", bidirectional), ("input_feeding", input_feeding)):
         if not isinstance(value, bool):
             raise InvalidTypeError(f"{name}: expected a bool, got {type(value).__name__} {value!r}")
@@ -586,7 +584,7 @@ def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "b
     check_seq2seq_config(src_vocab_size, tgt_vocab_size, decoder=decoder, cell=cell, embed_size=embed_size,
                          num_hiddens=num_hiddens, num_layers=num_layers, dropout=dropout,
                          bidirectional=bidirectional, score=score, input_feeding=input_feeding)
-    rng = make_rng(seed)
+    rng = as_rng(seed)
     encoder = Seq2SeqEncoder(src_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, bidirectional,
                              rng=rng, dtype=dtype)
     size = encoder.output_size

@@ -20,24 +20,19 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .._checks import check_float, check_ndim, check_same_backend, check_shape
+from .._checks import as_rng, check_float_array, check_ndim, check_probability, check_same_backend, check_shape
+from ..errors import InvalidTypeError
 from ..functional import attention as attention_fn
-from .init import make_rng, resolve_dtype, uniform
+from .init import resolve_dtype, uniform
 from .layers import Linear
 from .module import Module, Parameter
-from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["DotProductAttention", "GeneralAttention", "AdditiveAttention"]
 
 
-def _check_dropout(dropout: float) -> None:
-    if not 0.0 <= dropout < 1.0:
-        raise InvalidValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
-
-
 def _check_matches_params(module: Module, name: str, array, param: Parameter) -> None:
     """``array`` lives where the parameters live and has their dtype (no silent promotion)."""
-    check_float(name, array)
+    check_float_array(name, array)
     check_same_backend(name, array, param.data)
     if array.dtype != param.dtype:
         raise InvalidTypeError(f"{name}: expected dtype {param.dtype} (the dtype of "
@@ -58,10 +53,10 @@ class DotProductAttention(Module):
 
     def __init__(self, dropout: float = 0.0, scaled: bool = True, *, rng=None):
         super().__init__()
-        _check_dropout(dropout)
+        check_probability("dropout", dropout)
         self.dropout = dropout
         self.scaled = scaled
-        self.rng = make_rng(rng)
+        self.rng = as_rng(rng)
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
@@ -95,7 +90,7 @@ class GeneralAttention(Module):
     def __init__(self, query_size: int, key_size: int, *, rng=None, dtype=None):
         super().__init__()
         self.query_size, self.key_size = query_size, key_size
-        self.W = Parameter(uniform(make_rng(rng), (query_size, key_size), 1.0 / math.sqrt(query_size),
+        self.W = Parameter(uniform(as_rng(rng), (query_size, key_size), 1.0 / math.sqrt(query_size),
                                    resolve_dtype(dtype)))
         self.attention_weights = None
 
@@ -154,8 +149,8 @@ class AdditiveAttention(Module):
     def __init__(self, key_size: int, query_size: int, num_hiddens: int, dropout: float = 0.0, *,
                  rng=None, dtype=None):
         super().__init__()
-        _check_dropout(dropout)
-        rng = make_rng(rng)
+        check_probability("dropout", dropout)
+        rng = as_rng(rng)
         self.key_size, self.query_size, self.num_hiddens = key_size, query_size, num_hiddens
         self.W_k = Linear(key_size, num_hiddens, bias=False, rng=rng, dtype=dtype)
         self.W_q = Linear(query_size, num_hiddens, bias=False, rng=rng, dtype=dtype)

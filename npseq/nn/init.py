@@ -7,16 +7,6 @@ NumPy and CuPy, in float32 and float64 alike.
 from __future__ import annotations
 
 from .. import backend
-from ..errors import InvalidTypeError
-
-
-def make_rng(rng=None):
-    """A ``numpy.random.Generator`` from a Generator (returned as is), an int seed, or ``None`` (seed 0)."""
-    if isinstance(rng, backend.numpy.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, (int, backend.numpy.integer)):
-        return backend.numpy.random.default_rng(0 if rng is None else int(rng))
-    raise InvalidTypeError(f"rng: expected a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
 
 
 def resolve_dtype(dtype=None):

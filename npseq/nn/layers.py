@@ -5,10 +5,10 @@ import math
 from typing import Any, NamedTuple
 
 from .. import functional as F
-from .._checks import check_array, check_float, check_same_backend, check_shape
-from .init import make_rng, normal, uniform
-from .module import Module, Parameter
+from .._checks import as_rng, check_array, check_float_array, check_probability, check_same_backend, check_shape
 from ..errors import InvalidValueError
+from .init import normal, uniform
+from .module import Module, Parameter
 
 
 class _LinearCache(NamedTuple):
@@ -29,14 +29,14 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, *, rng=None, dtype=None):
         super().__init__()
-        rng = make_rng(rng)
+        rng = as_rng(rng)
         bound = 1.0 / math.sqrt(in_features)
         self.in_features, self.out_features = in_features, out_features
         self.W = Parameter(uniform(rng, (in_features, out_features), bound, dtype))
         self.b = Parameter(uniform(rng, (out_features,), bound, dtype)) if bias else None
 
     def forward(self, x):
-        check_float("x", x)
+        check_float_array("x", x)
         check_same_backend("x", x, self.W.data)
         if x.ndim < 1 or x.shape[-1] != self.in_features:
             raise InvalidValueError(f"x: expected shape (..., {self.in_features}), got {tuple(x.shape)}")
@@ -72,7 +72,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, *, rng=None, dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.W = Parameter(normal(make_rng(rng), (num_embeddings, embedding_dim), 1.0, dtype))
+        self.W = Parameter(normal(as_rng(rng), (num_embeddings, embedding_dim), 1.0, dtype))
 
     def forward(self, x):
         check_array("x", x)
@@ -107,10 +107,9 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, *, rng=None):
         super().__init__()
-        if not 0.0 <= p < 1.0:
-            raise InvalidValueError(f"p: expected a drop probability in [0, 1), got {p}")
+        check_probability("p", p)
         self.p = p
-        self.rng = make_rng(rng)
+        self.rng = as_rng(rng)
 
     def forward(self, x):
         y, cache = F.dropout_forward(x, self.p, self.rng, train=self.training)

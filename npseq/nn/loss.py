@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from .. import backend
 from .. import functional as F
-from .module import Module
 from ..errors import InvalidValueError
+from .module import Module
 
 TRAINING_REDUCTIONS = tuple(reduction for reduction in F.REDUCTIONS if reduction != "none")
 """The reductions that give a scalar loss to train on (``"none"`` gives one loss per sequence)."""

@@ -11,9 +11,9 @@ times before its backward (one attention layer at every decoder step): each
 from __future__ import annotations
 
 from .. import backend
-from .._checks import check_float
-from ..grad_mode import is_grad_enabled
+from .._checks import check_float_array
 from ..errors import InvalidValueError
+from ..grad_mode import is_grad_enabled
 
 
 class Parameter:
@@ -22,7 +22,7 @@ class Parameter:
     __slots__ = ("data", "grad")
 
     def __init__(self, data):
-        check_float("data", data)
+        check_float_array("data", data)
         self.data = data
         self.grad = backend.get_array_module(data).zeros_like(data)
 

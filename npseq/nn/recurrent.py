@@ -20,12 +20,21 @@ import math
 from typing import Any, NamedTuple
 
 from .. import backend
+from .._checks import (
+    as_rng,
+    check_array,
+    check_float_array,
+    check_ndim,
+    check_probability,
+    check_same_backend,
+    check_shape,
+    check_valid_lens,
+)
+from ..errors import InvalidTypeError, InvalidValueError
 from ..functional import sequence as S
 from ..functional.layers import dropout_backward, dropout_forward
-from .._checks import check_array, check_float, check_ndim, check_same_backend, check_shape, check_valid_lens
-from .init import make_rng, uniform
+from .init import uniform
 from .module import Module, Parameter
-from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["RecurrentBase", "RNN", "GRU", "LSTM", "detach", "to_torch_state_dict", "from_torch_state_dict"]
 
@@ -113,8 +122,7 @@ class RecurrentBase(Module):
                             ("num_layers", num_layers)):
             if not isinstance(value, (int, backend.numpy.integer)) or value < 1:
                 raise InvalidValueError(f"{name}: expected a positive integer, got {value!r}")
-        if not 0.0 <= dropout < 1.0:
-            raise InvalidValueError(f"dropout: expected a drop probability in [0, 1), got {dropout}")
+        check_probability("dropout", dropout)
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers, self.bidirectional = int(num_layers), bool(bidirectional)
         self.num_directions = 2 if bidirectional else 1
@@ -122,7 +130,7 @@ class RecurrentBase(Module):
         self.record_step_norms = False
         self.step_grad_norms = {}
         self._deferred = None
-        rng = make_rng(rng)
+        rng = as_rng(rng)
         bound = 1.0 / math.sqrt(hidden_size)
         width = self._gates * hidden_size
         self._param_names = {}
@@ -135,7 +143,7 @@ class RecurrentBase(Module):
                 for name, shape in shapes:
                     setattr(self, name + suffix, Parameter(uniform(rng, shape, bound, dtype)))
                 self._param_names[layer, direction] = [name + suffix for name, _ in shapes]
-        self.dropout_rng = make_rng(int(rng.integers(2**63)))
+        self.dropout_rng = as_rng(int(rng.integers(2**63)))
 
     # --------------------------------------------------------- subclass hooks
     def _run_forward(self, x, initial, params, padding):
@@ -201,7 +209,7 @@ class RecurrentBase(Module):
         for part, part_name in zip(parts, names):
             if part is None and allow_none_parts:
                 continue
-            check_float(part_name, part)
+            check_float_array(part_name, part)
             check_shape(part_name, part, shape)
             check_same_backend(part_name, part, self._reference)
             if part.dtype != self._reference.dtype:
@@ -222,7 +230,7 @@ class RecurrentBase(Module):
 
     # ---------------------------------------------------------------- forward
     def forward(self, x, state=None, valid_lens=None):
-        check_float("x", x)
+        check_float_array("x", x)
         check_ndim("x", x, 3, "(N, T, D)")
         check_same_backend("x", x, self._reference)
         n, t_steps, d = x.shape

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import backend
+from . import backend, nn
 from . import functional as F
-from . import nn
 from .errors import InvalidValueError
 from .gradcheck import GradCheckReport, check_function, check_module
 from .models import build_seq2seq

@@ -20,7 +20,7 @@ import device_double
 import npseq
 from npseq import backend
 from npseq.checkpoint import load_checkpoint, load_seq2seq, save_checkpoint
-from npseq.checks import REGISTRY
+from npseq.gradient_checks import REGISTRY
 from npseq.data import Vocab
 from npseq.decode import beam_search, exhaustive_search, greedy_search, greedy_search_batch
 from npseq.models import RNNLM, build_seq2seq
