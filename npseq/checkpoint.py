@@ -148,17 +148,10 @@ def _decode_rng_value(value):
 
 
 # -------------------------------------------------------------- random generators
-def _named_modules(module: Module, prefix: str = ""):
-    """``(dotted path, module)`` for ``module`` (path ``""``) and every submodule, depth first."""
-    yield prefix, module
-    for name, child in module.named_children():
-        yield from _named_modules(child, f"{prefix}{name}.")
-
-
 def _named_generators(model: Module) -> dict:
     """``{"<module path>.<attribute>": Generator}`` for every ``numpy.random.Generator`` attribute."""
     generators = {}
-    for path, module in _named_modules(model):
+    for path, module in model.named_modules():
         for attr, value in vars(module).items():
             if isinstance(value, backend.numpy.random.Generator):
                 generators[path + attr] = value

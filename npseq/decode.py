@@ -66,6 +66,27 @@ class SearchResult:
     trace: Any = None
 
 
+@dataclasses.dataclass(frozen=True)
+class Hypothesis:
+    """A complete output that beam or exhaustive search ranks.
+
+    ``tokens``: the generated ids, ``<eos>`` included when produced (so ``len(tokens)`` is ``L``).
+    ``score``: the normalised :func:`sequence_score`; ``log_prob``: :math:`\\log P(y)`.
+    ``attention``: ``(L, S)`` host array, or ``None``. ``status``: ``"finished"`` (ended with
+    ``<eos>``) or ``"cut"`` (reached ``max_len``).
+    """
+    tokens: list
+    score: float
+    log_prob: float
+    attention: Any
+    status: str
+
+    def result(self, trace=None) -> SearchResult:
+        """The :class:`SearchResult` of this hypothesis: ``<eos>`` dropped from the tokens, ``L`` kept."""
+        output = self.tokens[:-1] if self.status == "finished" else self.tokens
+        return SearchResult(output, self.score, self.log_prob, self.attention, len(self.tokens), trace)
+
+
 def length_penalty_factor(length: int, alpha: float, length_penalty: str = "d2l") -> float:
     """:math:`\\operatorname{lp}(L)`: ``L ** alpha`` (``"d2l"``) or ``((5 + L) / 6) ** alpha`` (``"gnmt"``)."""
     return length ** alpha if length_penalty == "d2l" else ((5 + length) / 6) ** alpha
@@ -322,7 +343,7 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     check_count("beam_size", beam_size)
     vocab_size = model.decoder.vocab_size
     record = BeamTrace(beam_size, alpha, length_penalty) if trace else None
-    finished = []  # (score, log_prob, tokens with <eos> if produced, attention (L, S) or None, status)
+    finished = []  # Hypothesis records, in the order they finish
     with _inference(model):
         src_batch, valid_len = _source_batch(model, src)
         xp = backend.get_array_module(src_batch)
@@ -351,8 +372,9 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
             for i in range(selected):
                 if statuses[i] != "kept":
                     rows_i = None if attention is None else backend.to_numpy(attention[i])
-                    finished.append((sequence_score(values[i], t, alpha, length_penalty), values[i],
-                                     sequences[i].tolist(), rows_i, statuses[i]))
+                    finished.append(Hypothesis(sequences[i].tolist(),
+                                               sequence_score(values[i], t, alpha, length_penalty), values[i],
+                                               rows_i, statuses[i]))
             if record is not None:
                 record.steps.append(TraceStep(t, prefixes.shape[0], total.size, [
                     TraceRow(_shown(sequences[i], tgt_vocab), values[i],
@@ -369,12 +391,11 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
             if attention is not None:
                 attention = attention.take(keep, axis=0)
     # max() keeps the first of equal scores: the earlier finished, the more probable.
-    score, log_prob, sequence, rows, status = max(finished, key=lambda item: item[0])
+    best = max(finished, key=lambda hypothesis: hypothesis.score)
     if record is not None:
-        ranked = sorted(finished, key=lambda item: -item[0])
-        record.finished = [TraceRow(_shown(item[2], tgt_vocab), item[1], item[0], item[4]) for item in ranked]
-    output = sequence[:-1] if status == "finished" else sequence
-    return SearchResult(output, score, log_prob, rows, len(sequence), record)
+        ranked = sorted(finished, key=lambda hypothesis: -hypothesis.score)
+        record.finished = [TraceRow(_shown(h.tokens, tgt_vocab), h.log_prob, h.score, h.status) for h in ranked]
+    return best.result(record)
 
 
 # ---------------------------------------------------------- exhaustive search
@@ -427,16 +448,16 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
                 flat = int(ends.argmax())
                 log_prob = float(ends.ravel()[flat])
                 score = sequence_score(log_prob, t, alpha, length_penalty)
-                if best is None or score > best[0]:
+                if best is None or score > best.score:
                     row, column = divmod(flat, int(columns.size))
                     token = int(columns[column])
-                    tokens = backend.to_numpy(prefixes[row]).tolist() + ([] if token == eos_id else [token])
+                    tokens = backend.to_numpy(prefixes[row]).tolist() + [token]
                     rows = None
                     if weights is not None:
                         step_row = weights[row][None]
                         rows = backend.to_numpy(step_row if attention is None
                                                 else xp.concatenate([attention[row], step_row]))
-                    best = (score, log_prob, tokens, rows, t)
+                    best = Hypothesis(tokens, score, log_prob, rows, "finished" if token == eos_id else "cut")
             if t == max_len:
                 break
             parents = xp.repeat(xp.arange(total.shape[0]), continuing.size)
@@ -447,8 +468,7 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
                 step_rows = weights[parents][:, None]
                 attention = step_rows if attention is None else xp.concatenate([attention[parents], step_rows], 1)
             state = reorder_state(state, parents)
-    score, log_prob, tokens, rows, length = best
-    return SearchResult(tokens, score, log_prob, rows, length)
+    return best.result()
 
 
 SEARCHES = {"greedy": greedy_search, "beam": beam_search, "exhaustive": exhaustive_search}

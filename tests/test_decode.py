@@ -309,3 +309,11 @@ def test_batched_greedy_equals_greedy_one_sentence_at_a_time():
         alone = greedy_search(model, row[:length], bos_id=1, eos_id=2, max_len=6)
         assert tokens == alone.tokens
     assert model.training and all(m.num_pending == 0 for m in model.modules())
+
+
+def test_a_hypothesis_becomes_a_search_result_without_its_eos():
+    from npseq.decode import Hypothesis
+    finished = Hypothesis([5, 6, EOS], score=-0.5, log_prob=-1.0, attention=None, status="finished").result()
+    assert (finished.tokens, finished.length, finished.score, finished.log_prob) == ([5, 6], 3, -0.5, -1.0)
+    cut = Hypothesis([5, 6], score=-0.7, log_prob=-1.4, attention=None, status="cut").result()
+    assert (cut.tokens, cut.length) == ([5, 6], 2)

@@ -123,3 +123,15 @@ def test_parity_with_torch_cross_entropy():
 def test_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "d2l"])
+def test_the_loss_cache_carries_the_summed_nll_whatever_the_reduction(reduction):
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(3, 4, 5))
+    labels = rng.integers(0, 5, size=(3, 4))
+    valid_lens = np.array([4, 2, 0])
+    nll = -np.log(np.take_along_axis(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True), labels[..., None], -1))
+    expected = sum(nll[n, :valid_lens[n], 0].sum() for n in range(3))
+    _, cache = F.masked_softmax_ce_forward(logits, labels, valid_lens, reduction)
+    assert float(cache.nll_sum) == pytest.approx(expected, rel=1e-12)

@@ -143,7 +143,7 @@ def test_reorder_state_picks_batch_rows():
     np.testing.assert_array_equal(picked.hidden[0][:, 0], state.hidden[0][:, 2])
     np.testing.assert_array_equal(picked.hidden[1][:, 2], state.hidden[1][:, 0])
     np.testing.assert_array_equal(picked.enc_outputs[1], state.enc_outputs[2])
-    np.testing.assert_array_equal(picked.memory[0], state.memory[2])
+    np.testing.assert_array_equal(picked.projected_keys[0], state.projected_keys[2])
     np.testing.assert_array_equal(picked.enc_valid_lens, lens[[2, 2, 0]])
 
 

@@ -201,3 +201,11 @@ def test_wrong_upstream_gradient_shape():
     layer(np.ones((4, 3), np.float32))
     with pytest.raises(ValueError, match=r"dy: expected shape \(4, 2\), got \(4, 3\)"):
         layer.backward(np.ones((4, 3), np.float32))
+
+
+def test_named_modules_gives_dotted_paths_depth_first():
+    from npseq.models import build_seq2seq
+    model = build_seq2seq(5, 6, embed_size=4, num_hiddens=3, num_layers=1, seed=0)
+    paths = [path for path, _ in model.named_modules()]
+    assert paths[0] == "" and "encoder." in paths and "encoder.rnn." in paths and "decoder.attention." in paths
+    assert [module for _, module in model.named_modules()] == list(model.modules())

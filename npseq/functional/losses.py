@@ -77,6 +77,7 @@ class MaskedSoftmaxCECache(NamedTuple):
     labels: Any    # (N, T) integer targets
     weight: Any    # (N, T) d loss / d nll_{nt}: the mask times the reduction's scale
     reduction: str
+    nll_sum: Any   # 0-d: the summed negative log-likelihood of the valid tokens, whatever the reduction
 
 
 REDUCTIONS = ("mean", "sum", "none", "d2l")
@@ -139,16 +140,17 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     nll = xp.log(total[:, :, 0]) - picked
     probs /= total
     masked_nll = nll * mask
+    nll_sum = masked_nll.sum()
     if reduction == "none":
         loss, weight = masked_nll.sum(axis=1), mask
     elif reduction == "sum":
-        loss, weight = masked_nll.sum(), mask
+        loss, weight = nll_sum, mask
     elif reduction == "d2l":
-        loss, weight = masked_nll.sum() / t, mask / t
+        loss, weight = nll_sum / t, mask / t
     else:
         num_tokens = xp.maximum(valid_lens.sum(), 1).astype(logits.dtype)  # stays on the device
-        loss, weight = masked_nll.sum() / num_tokens, mask / num_tokens
-    return loss, MaskedSoftmaxCECache(probs, labels, weight, reduction)
+        loss, weight = nll_sum / num_tokens, mask / num_tokens
+    return loss, MaskedSoftmaxCECache(probs, labels, weight, reduction, nll_sum)
 
 
 def masked_softmax_ce_backward(dloss, cache: MaskedSoftmaxCECache):

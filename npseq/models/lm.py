@@ -4,8 +4,7 @@ from __future__ import annotations
 from .. import backend
 from .._checks import as_rng, check_index_range, check_ndim
 from ..errors import InvalidValueError
-from ..nn import Dropout, Embedding, Linear, Module
-from .seq2seq import CELLS, make_rnn
+from ..nn import CELLS, Dropout, Embedding, Linear, Module, make_rnn
 
 __all__ = ["RNNLM"]
 

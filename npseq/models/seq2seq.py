@@ -17,24 +17,7 @@ from .. import backend
 from .._checks import as_rng, check_ndim, check_probability, check_same_backend, check_shape, check_token_ids
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
 from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, Module
-from ..nn.recurrent import GRU, LSTM, RNN
-
-CELLS = ("rnn", "gru", "lstm")
-
-
-def make_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int, dropout: float,
-             bidirectional: bool, rng, dtype):
-    """The recurrent layer for ``cell`` in ``{"rnn", "gru", "lstm"}``.
-
-    The GRU is the reset-after variant (cuDNN / PyTorch), the one d2l's PyTorch
-    code trains, so runs compare like for like.
-    """
-    if cell not in CELLS:
-        raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
-    options = dict(num_layers=num_layers, bidirectional=bidirectional, dropout=dropout, rng=rng, dtype=dtype)
-    if cell == "gru":
-        return GRU(input_size, hidden_size, reset_after=True, **options)
-    return (RNN if cell == "rnn" else LSTM)(input_size, hidden_size, **options)
+from ..nn.recurrent import CELLS, make_rnn
 
 
 # ----------------------------------------------------------- state helpers
@@ -138,15 +121,17 @@ class Seq2SeqEncoder(Module):
 class DecoderState(NamedTuple):
     """Everything a decoder step reads; arrays have the batch on axis 0 (``hidden`` on axis 1).
 
-    ``memory`` is what a decoder precomputes from the encoder once per batch: the
-    plain decoder's fixed context ``(N, H_enc)``, or the projected keys
-    ``(N, S, h)`` of additive attention. ``feed`` is Luong's previous attentional
-    state ``(N, H)`` for input feeding.
+    What a decoder precomputes from the encoder once per batch: ``context``, the plain
+    decoder's fixed context ``(N, H_enc)`` (the encoder's top final state); ``projected_keys``,
+    the keys of additive attention already multiplied by ``W_k`` ``(N, S, h)``. ``feed`` is
+    Luong's previous attentional state ``(N, H)`` for input feeding. Each is ``None`` in the
+    decoders that do not use it.
     """
     hidden: Any
     enc_outputs: Any = None
     enc_valid_lens: Any = None
-    memory: Any = None
+    context: Any = None
+    projected_keys: Any = None
     feed: Any = None
 
 
@@ -155,17 +140,19 @@ def reorder_state(state: DecoderState, indices) -> DecoderState:
     def rows(array, axis=0):
         return None if array is None else array.take(indices, axis=axis)
     return DecoderState(map_state(lambda h: rows(h, 1), state.hidden), rows(state.enc_outputs),
-                        rows(state.enc_valid_lens), rows(state.memory), rows(state.feed))
+                        rows(state.enc_valid_lens), rows(state.context), rows(state.projected_keys),
+                        rows(state.feed))
 
 
 class _StepGrads:
     """Gradients flowing backwards through the decoder steps, and those summed over steps."""
 
-    def __init__(self, dhidden, dfeed, enc_outputs, memory):
-        xp = backend.get_array_module(enc_outputs)
+    def __init__(self, dhidden, dfeed, state: DecoderState):
+        xp = backend.get_array_module(state.enc_outputs)
         self.dhidden, self.dfeed = dhidden, dfeed
-        self.denc_outputs = xp.zeros_like(enc_outputs)
-        self.dmemory = None if memory is None else xp.zeros_like(memory)
+        self.denc_outputs = xp.zeros_like(state.enc_outputs)
+        self.dcontext = None if state.context is None else xp.zeros_like(state.context)
+        self.dprojected_keys = None if state.projected_keys is None else xp.zeros_like(state.projected_keys)
 
 
 class _DecoderCall(NamedTuple):
@@ -260,7 +247,7 @@ class Decoder(Module):
         init = call.state
         grads = _StepGrads(map_state(xp.zeros_like, init.hidden),
                            None if init.feed is None else xp.zeros_like(init.feed),
-                           init.enc_outputs, init.memory)
+                           init)
         if call.teacher_forced:
             dfeatures = self.dense.backward(dlogits)
             dembedded = xp.empty(dfeatures.shape[:2] + (self.embedding.embedding_dim,), dtype=dfeatures.dtype)
@@ -309,22 +296,22 @@ class Seq2SeqDecoder(Decoder):
                          embed_size + num_hiddens, num_hiddens, rng=rng, dtype=dtype)
 
     def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
-        return DecoderState(enc_state, enc_outputs, enc_valid_lens, memory=top_hidden(enc_state))
+        return DecoderState(enc_state, enc_outputs, enc_valid_lens, context=top_hidden(enc_state))
 
     def _step(self, embedded, state):
         xp = backend.get_array_module(embedded)
-        x = xp.concatenate([embedded, state.memory[:, None]], axis=-1)
+        x = xp.concatenate([embedded, state.context[:, None]], axis=-1)
         outputs, hidden = self.rnn(x, state.hidden)
         return outputs, state._replace(hidden=hidden), None
 
     def _step_backward(self, dfeatures, grads):
         dx, grads.dhidden = self.rnn.backward(dfeatures, grads.dhidden)
         embed_size = self.embedding.embedding_dim
-        grads.dmemory += dx[:, 0, embed_size:]
+        grads.dcontext += dx[:, 0, embed_size:]
         return dx[:, :, :embed_size]
 
     def _finish_backward(self, grads):
-        return grads.denc_outputs, add_to_top_hidden(grads.dhidden, grads.dmemory)
+        return grads.denc_outputs, add_to_top_hidden(grads.dhidden, grads.dcontext)
 
 
 class Seq2SeqAttentionDecoder(Decoder):
@@ -354,12 +341,14 @@ class Seq2SeqAttentionDecoder(Decoder):
     def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
         check_ndim("enc_outputs", enc_outputs, 3, "(N, S, H_enc)")
         check_shape("enc_outputs", enc_outputs, (None, None, self.enc_output_size))
-        return DecoderState(enc_state, enc_outputs, enc_valid_lens, self.attention.project_keys(enc_outputs))
+        return DecoderState(enc_state, enc_outputs, enc_valid_lens,
+                            projected_keys=self.attention.project_keys(enc_outputs))
 
     def _step(self, embedded, state):
         xp = backend.get_array_module(embedded)
         query = top_hidden(state.hidden)[:, None]
-        context = self.attention.forward_projected(query, state.memory, state.enc_outputs, state.enc_valid_lens)
+        context = self.attention.forward_projected(query, state.projected_keys, state.enc_outputs,
+                                                   state.enc_valid_lens)
         outputs, hidden = self.rnn(xp.concatenate([context, embedded], axis=-1), state.hidden)
         return outputs, state._replace(hidden=hidden), self.attention.attention_weights[:, 0]
 
@@ -367,12 +356,12 @@ class Seq2SeqAttentionDecoder(Decoder):
         dx, dhidden = self.rnn.backward(dfeatures, grads.dhidden)
         dquery, dprojected, dvalues = self.attention.backward(dx[:, :, :self.enc_output_size])
         grads.dhidden = add_to_top_hidden(dhidden, dquery[:, 0])
-        grads.dmemory += dprojected
+        grads.dprojected_keys += dprojected
         grads.denc_outputs += dvalues
         return dx[:, :, self.enc_output_size:]
 
     def _finish_backward(self, grads):
-        return grads.denc_outputs + self.attention.backward_keys(grads.dmemory), grads.dhidden
+        return grads.denc_outputs + self.attention.backward_keys(grads.dprojected_keys), grads.dhidden
 
 
 class LuongAttentionDecoder(Decoder):
@@ -418,13 +407,14 @@ class LuongAttentionDecoder(Decoder):
         check_ndim("enc_outputs", enc_outputs, 3, "(N, S, H_enc)")
         check_shape("enc_outputs", enc_outputs, (None, None, self.enc_output_size))
         xp = backend.get_array_module(enc_outputs)
-        memory = self.attention.project_keys(enc_outputs) if self.score == "concat" else None
+        projected_keys = self.attention.project_keys(enc_outputs) if self.score == "concat" else None
         feed = xp.zeros((enc_outputs.shape[0], self.num_hiddens), enc_outputs.dtype) if self.input_feeding else None
-        return DecoderState(enc_state, enc_outputs, enc_valid_lens, memory, feed)
+        return DecoderState(enc_state, enc_outputs, enc_valid_lens, projected_keys=projected_keys, feed=feed)
 
     def _attend(self, query, state):
         if self.score == "concat":
-            return self.attention.forward_projected(query, state.memory, state.enc_outputs, state.enc_valid_lens)
+            return self.attention.forward_projected(query, state.projected_keys, state.enc_outputs,
+                                                    state.enc_valid_lens)
         return self.attention(query, state.enc_outputs, state.enc_outputs, state.enc_valid_lens)
 
     def _step(self, embedded, state):
@@ -446,7 +436,7 @@ class LuongAttentionDecoder(Decoder):
         dquery, dkeys, dvalues = self.attention.backward(dcontext)
         grads.denc_outputs += dvalues
         if self.score == "concat":
-            grads.dmemory += dkeys
+            grads.dprojected_keys += dkeys
         else:
             grads.denc_outputs += dkeys
         dx, grads.dhidden = self.rnn.backward(doutputs + dquery, grads.dhidden)
@@ -458,7 +448,7 @@ class LuongAttentionDecoder(Decoder):
     def _finish_backward(self, grads):
         denc_outputs = grads.denc_outputs
         if self.score == "concat":
-            denc_outputs = denc_outputs + self.attention.backward_keys(grads.dmemory)
+            denc_outputs = denc_outputs + self.attention.backward_keys(grads.dprojected_keys)
         return denc_outputs, grads.dhidden
 
 

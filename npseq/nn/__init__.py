@@ -3,4 +3,14 @@ from .attention import AdditiveAttention, DotProductAttention, GeneralAttention
 from .layers import Dropout, Embedding, Linear
 from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter
-from .recurrent import GRU, LSTM, RNN, RecurrentBase, detach, from_torch_state_dict, to_torch_state_dict
+from .recurrent import (
+    CELLS,
+    GRU,
+    LSTM,
+    RNN,
+    RecurrentBase,
+    detach,
+    from_torch_state_dict,
+    make_rnn,
+    to_torch_state_dict,
+)

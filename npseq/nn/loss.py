@@ -1,7 +1,6 @@
 """``MaskedSoftmaxCELoss``: cross-entropy over the valid steps of padded target sequences."""
 from __future__ import annotations
 
-from .. import backend
 from .. import functional as F
 from ..errors import InvalidValueError
 from .module import Module
@@ -41,12 +40,7 @@ class MaskedSoftmaxCELoss(Module):
     def forward(self, logits, labels, valid_lens):
         loss, cache = F.masked_softmax_ce_forward(logits, labels, valid_lens, self.reduction)
         self._valid_lens = valid_lens
-        if self.reduction == "none":
-            self.nll_sum = loss.sum()
-        elif self.reduction == "mean":  # undo the division by the token count, on the device
-            self.nll_sum = loss * backend.get_array_module(loss).maximum(valid_lens.sum(), 1).astype(loss.dtype)
-        else:
-            self.nll_sum = loss * (1 if self.reduction == "sum" else logits.shape[1])
+        self.nll_sum = cache.nll_sum
         self.save_for_backward(cache)
         return loss
 

@@ -98,9 +98,15 @@ class Module:
 
     def modules(self):
         """This module and every submodule, depth first."""
-        yield self
-        for _, child in self.named_children():
-            yield from child.modules()
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, prefix: str = ""):
+        """``(dotted path, module)`` for this module (path ``prefix``, ``""`` by default) and every
+        submodule, depth first: a child ``encoder`` is ``"encoder."``, its child ``rnn`` ``"encoder.rnn."``."""
+        yield prefix, self
+        for name, child in self.named_children():
+            yield from child.named_modules(f"{prefix}{name}.")
 
     def named_parameters(self, prefix: str = ""):
         """``(dotted name, Parameter)`` for every parameter, depth first in assignment order."""

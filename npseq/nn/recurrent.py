@@ -36,7 +36,8 @@ from ..functional.layers import dropout_backward, dropout_forward
 from .init import uniform
 from .module import Module, Parameter
 
-__all__ = ["RecurrentBase", "RNN", "GRU", "LSTM", "detach", "to_torch_state_dict", "from_torch_state_dict"]
+__all__ = ["CELLS", "RecurrentBase", "RNN", "GRU", "LSTM", "detach", "from_torch_state_dict", "make_rnn",
+           "to_torch_state_dict"]
 
 
 class _LayerCache(NamedTuple):
@@ -550,3 +551,22 @@ def from_torch_state_dict(module, torch_sd) -> None:
         else:
             state["b" + sfx] = (sd["bias_ih" + sfx] + sd["bias_hh" + sfx])[rows]
     module.load_state_dict(state)
+
+
+CELLS = ("rnn", "gru", "lstm")
+"""The recurrent cells by name (what :func:`make_rnn`, the models and ``npseq train --cell`` accept)."""
+
+
+def make_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int, dropout: float,
+             bidirectional: bool, rng, dtype):
+    """The recurrent layer for ``cell`` in ``{"rnn", "gru", "lstm"}``.
+
+    The GRU is the reset-after variant (cuDNN / PyTorch), the one d2l's PyTorch
+    code trains, so runs compare like for like.
+    """
+    if cell not in CELLS:
+        raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+    options = dict(num_layers=num_layers, bidirectional=bidirectional, dropout=dropout, rng=rng, dtype=dtype)
+    if cell == "gru":
+        return GRU(input_size, hidden_size, reset_after=True, **options)
+    return (RNN if cell == "rnn" else LSTM)(input_size, hidden_size, **options)
