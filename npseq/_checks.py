@@ -149,7 +149,7 @@ def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
     shape = tuple(valid_lens.shape)
     if shape not in (tuple(leading), tuple(leading[:1])):
         raise InvalidValueError(f"{name}: expected shape {_describe_shape(leading[:1])} or "
-                         f"{_describe_shape(leading)}, got {shape}")
+                                f"{_describe_shape(leading)}, got {shape}")
     check_index_range(name, valid_lens, limit + 1, what="lengths")
 
 

@@ -26,7 +26,7 @@ import numpy
 from .errors import InvalidTypeError, InvalidValueError, UserError
 
 __all__ = [
-    "xp", "numpy", "set_backend", "backend_name", "get_array_module", "to_numpy",
+    "xp", "numpy", "set_backend",  # noqa: F822 (xp is served by the module's __getattr__, so it follows set_backend) "backend_name", "get_array_module", "to_numpy",
     "asarray", "scalars_to_host", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
     "set_fused_kernels", "fused_kernels_enabled",
 ]

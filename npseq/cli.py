@@ -407,7 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
     optim.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help=f"default: {defaults['optimizer']}")
     optim.add_argument("--lr", type=positive(float), help=f"default: {defaults['lr']}")
     optim.add_argument("--clip", type=_clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
-    optim.add_argument("--loss", choices=TRAINING_REDUCTIONS, help="reduction of the masked cross-entropy (default d2l's)")
+    optim.add_argument("--loss", choices=TRAINING_REDUCTIONS,
+                       help="reduction of the masked cross-entropy (default d2l's)")
     optim.add_argument("--epochs", type=positive(int), default=250, help="the total, resumed epochs included")
     optim.add_argument("--seed", type=int, help="default: 0")
     run = train.add_argument_group("checkpoints")
@@ -464,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   description=exercises.DESCRIPTION)
     exercises.add_arguments(handout)
     handout.set_defaults(run=exercises.run)
-    for name, subparser in commands.choices.items():
+    for subparser in commands.choices.values():
         subparser.set_defaults(command_parser=subparser)
     return parser
 

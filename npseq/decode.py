@@ -104,7 +104,7 @@ def _check_special_ids(model, bos_id, eos_id) -> None:
     if isinstance(bos_id, bool) or not isinstance(bos_id, (int, backend.numpy.integer)) \
             or not 0 <= bos_id < vocab_size:
         raise InvalidValueError(f"bos_id: expected a token id in [0, {vocab_size - 1}] (the target vocabulary), "
-                         f"got {bos_id!r}")
+                                f"got {bos_id!r}")
     if isinstance(eos_id, bool) or not isinstance(eos_id, (int, backend.numpy.integer)):
         raise InvalidTypeError(f"eos_id: expected an int token id, got {type(eos_id).__name__} {eos_id!r}")
 
@@ -177,7 +177,7 @@ def greedy_search(model, src, *, bos_id: int, eos_id: int, max_len: int) -> Sear
         state = model.encode(*_source_batch(model, src))
         token = backend.xp.asarray([bos_id])
         tokens, weights, log_prob = [], [], 0.0
-        for length in range(1, max_len + 1):
+        for length in range(1, max_len + 1):  # noqa: B007 (the steps run are read after the loop)
             log_p, state, step_weights = _log_probs(model, token, state)
             token = log_p.argmax(axis=-1)
             best = int(token[0])
@@ -426,7 +426,7 @@ def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alp
     space = vocab_size ** max_len
     if space > max_space:
         raise InvalidValueError(f"max_len: exhaustive search over |V|**max_len = {vocab_size}**{max_len} = {space} "
-                         f"sequences exceeds max_space = {max_space}; lower max_len or raise max_space")
+                                f"sequences exceeds max_space = {max_space}; lower max_len or raise max_space")
     best = None  # (score, log_prob, tokens, attention, length)
     with _inference(model):
         src_batch, valid_len = _source_batch(model, src)

@@ -88,7 +88,7 @@ def numerical_gradient(f: Callable, x, df=None, h: float = 1e-5, order: int = 2)
     """
     if x.dtype != backend.numpy.float64:
         raise InvalidTypeError(f"x: expected a float64 array (finite differences in {x.dtype} are "
-                        f"too coarse to check a gradient), got dtype {x.dtype}")
+                               f"too coarse to check a gradient), got dtype {x.dtype}")
     if order not in STENCILS:
         raise InvalidValueError(f"order: expected one of {tuple(STENCILS)}, got {order!r}")
     xp = backend.get_array_module(x)
@@ -334,7 +334,7 @@ def check_function(forward: Callable, backward: Callable, inputs: dict, grad_nam
         grads = (grads,)
     if len(grads) != len(grad_names):
         raise InvalidValueError(f"grad_names: backward returned {len(grads)} gradients but "
-                         f"{len(grad_names)} names were given ({list(grad_names)})")
+                                f"{len(grad_names)} names were given ({list(grad_names)})")
 
     def outputs_of(_):
         return forward(*args, **kwargs)[:-1]
@@ -379,7 +379,7 @@ def check_module(module, inputs: dict, wrt=None, *, seed: int = 0, h: float = 1e
         grads = (grads,)
     if len(grads) < len(wrt):
         raise InvalidValueError(f"wrt: backward returned {len(grads)} input gradients, "
-                         f"fewer than the {len(wrt)} inputs named ({list(wrt)})")
+                                f"fewer than the {len(wrt)} inputs named ({list(wrt)})")
 
     def outputs_of(_):
         with no_grad():

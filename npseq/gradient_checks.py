@@ -61,7 +61,8 @@ def _word_embedding(rng):
 @register("activations")
 def _activations(rng):
     rows = []
-    for name, pair in (("tanh", (F.tanh_forward, F.tanh_backward)), ("sigmoid", (F.sigmoid_forward, F.sigmoid_backward)),
+    for name, pair in (("tanh", (F.tanh_forward, F.tanh_backward)),
+                       ("sigmoid", (F.sigmoid_forward, F.sigmoid_backward)),
                        ("softmax", (F.softmax_forward, F.softmax_backward)),
                        ("log_softmax", (F.log_softmax_forward, F.log_softmax_backward))):
         report = check_function(*pair, {"x": _normal(rng, 3, 4)})

@@ -40,7 +40,7 @@ def _tokens(name: str, seq) -> list:
             hash(token)
         except TypeError:
             raise InvalidTypeError(f"{name}[{i}]: expected a token (a string or an id), "
-                            f"got {type(token).__name__}") from None
+                                   f"got {type(token).__name__}") from None
     return tokens
 
 
@@ -125,7 +125,7 @@ def _reference_streams(refs, num_hyps: int) -> list:
         for i, ref in enumerate(stream):
             if ref is not None and not isinstance(ref, str):
                 raise InvalidTypeError(f"{name}[{i}]: expected a reference string (or None for no reference "
-                                f"in this stream; join token lists with ' '), got {type(ref).__name__}")
+                                       f"in this stream; join token lists with ' '), got {type(ref).__name__}")
     for i in range(num_hyps):
         if all(stream[i] is None for stream in streams):
             raise InvalidValueError(f"refs: expected at least one reference for hypothesis {i}, got only None")
@@ -177,11 +177,11 @@ def corpus_bleu(hyps, refs) -> float:
     """
     if isinstance(hyps, str) or not isinstance(hyps, Sequence) or len(hyps) == 0:
         raise InvalidTypeError(f"hyps: expected a non-empty sequence of hypothesis strings, got "
-                        f"{type(hyps).__name__}" + (" of length 0" if isinstance(hyps, Sequence) else ""))
+                               f"{type(hyps).__name__}" + (" of length 0" if isinstance(hyps, Sequence) else ""))
     for i, hyp in enumerate(hyps):
         if not isinstance(hyp, str):
             raise InvalidTypeError(f"hyps[{i}]: expected a hypothesis string (join token lists with ' '), "
-                            f"got {type(hyp).__name__}")
+                                   f"got {type(hyp).__name__}")
     streams = _reference_streams(refs, len(hyps))
     hyp_total, ref_total = 0, 0
     correct, total = [0] * MAX_ORDER, [0] * MAX_ORDER
@@ -226,8 +226,8 @@ def exact_match(hyps, refs) -> float:
         raise InvalidTypeError(f"hyps: expected a non-empty sequence of strings, got {type(hyps).__name__}"
                         + (" of length 0" if isinstance(hyps, Sequence) else ""))
     if isinstance(refs, str) or not isinstance(refs, Sequence) or len(refs) != len(hyps):
-        raise InvalidValueError(f"refs: expected a sequence of {len(hyps)} strings (one per hypothesis), got "
-                         f"{type(refs).__name__}" + (f" of length {len(refs)}" if isinstance(refs, Sequence) else ""))
+        given = type(refs).__name__ + (f" of length {len(refs)}" if isinstance(refs, Sequence) else "")
+        raise InvalidValueError(f"refs: expected a sequence of {len(hyps)} strings (one per hypothesis), got {given}")
     return sum(hyp == ref for hyp, ref in zip(hyps, refs)) / len(hyps)
 
 

@@ -37,15 +37,15 @@ def _as_parameter_list(params, where: str) -> list:
     """``params`` (a list or any iterable of Parameters) as a non-empty list without duplicates."""
     if isinstance(params, Module):
         raise InvalidTypeError(f"{where}: params: expected a list of Parameter, got the module "
-                        f"{type(params).__name__}; pass module.parameters()")
+                               f"{type(params).__name__}; pass module.parameters()")
     if isinstance(params, Parameter):
         raise InvalidTypeError(f"{where}: params: expected a list of Parameter, got a single Parameter; "
-                        f"wrap it in a list")
+                               f"wrap it in a list")
     try:
         params = list(params)
     except TypeError:
         raise InvalidTypeError(f"{where}: params: expected a list of Parameter, "
-                        f"got {type(params).__name__}") from None
+                               f"got {type(params).__name__}") from None
     if not params:
         raise InvalidValueError(f"{where}: params: expected at least one Parameter, got an empty list")
     seen = {}
@@ -55,7 +55,7 @@ def _as_parameter_list(params, where: str) -> list:
         if id(param) in seen:
             # A repeated parameter would be updated twice per step.
             raise InvalidValueError(f"{where}: params[{i}]: expected each Parameter once, "
-                             f"got the same Parameter as params[{seen[id(param)]}]")
+                                    f"got the same Parameter as params[{seen[id(param)]}]")
         seen[id(param)] = i
     for i, param in enumerate(params[1:], start=1):
         check_same_backend(f"{where}: params[{i}].data", param.data, params[0].data)
@@ -162,7 +162,7 @@ class Optimizer:
                 shape = tuple(getattr(value, "shape", ()))
                 if shape != tuple(buf.shape):
                     raise InvalidValueError(f"{where}: state['{name}.{i}']: expected shape {tuple(buf.shape)} "
-                                     f"(the shape of params[{i}]), got {shape}")
+                                            f"(the shape of params[{i}]), got {shape}")
                 updates.append((buf, value))
         self.step_count = as_int
         for name, value in hyperparameters.items():

@@ -94,7 +94,7 @@ class EpochProgress:
                                                         (not counts and isinstance(value, float)))
             if not (number and 0 <= value <= _MAX_COUNT):
                 raise InvalidValueError(f"state[{name!r}]: expected {'an int' if counts else 'a number'} in "
-                                 f"[0, {_MAX_COUNT}], got {value!r:.40}")
+                                        f"[0, {_MAX_COUNT}], got {value!r:.40}")
         return cls(**state)
 
 
@@ -302,7 +302,7 @@ def _lm_partition(batches, partition):
         partition = declared
         if partition is None:
             raise InvalidValueError(f"partition: expected one of {PARTITIONS} (batches has no .partition to "
-                             f"read it from), got None")
+                                    f"read it from), got None")
     if partition not in PARTITIONS:
         raise InvalidValueError(f"partition: expected one of {PARTITIONS}, got {partition!r}")
     if declared is not None and declared != partition:
@@ -380,7 +380,7 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
     if num_epochs is None:
         if max_seconds is None:
             raise InvalidValueError("num_epochs: expected a positive int (or None with max_seconds), got None "
-                             "without max_seconds")
+                                    "without max_seconds")
     else:
         check_count("num_epochs", num_epochs)
     if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
@@ -411,7 +411,7 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
                 state = None
             elif X.shape[0] != shape[0]:
                 raise InvalidValueError(f"batches: sequential partitioning carries the state, so every batch needs "
-                                 f"{shape[0]} rows (the first batch's), got {X.shape[0]}")
+                                        f"{shape[0]} rows (the first batch's), got {X.shape[0]}")
             state, nll, tokens, norm = train_lm_step(model, loss_fn, optimizer, X, Y, state, clip)
             nll_sum, norm_sum = nll_sum + nll, norm_sum + norm
             num_tokens, num_batches = num_tokens + tokens, num_batches + 1
@@ -472,11 +472,12 @@ def evaluate_perplexity(model, corpus_ids, num_steps: int, batch_size: int) -> f
     _check_lm_ids(model, "corpus_ids", corpus_ids)
     ids = backend.asarray(corpus_ids)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
-        raise InvalidValueError(f"corpus_ids: expected a 1-d integer array, got shape {tuple(ids.shape)}, dtype {ids.dtype}")
+        raise InvalidValueError(f"corpus_ids: expected a 1-d integer array, got shape {tuple(ids.shape)}, dtype "
+                                f"{ids.dtype}")
     row_len = (ids.shape[0] - 1) // batch_size
     if row_len < 1:
         raise InvalidValueError(f"batch_size: expected at most len(corpus_ids) - 1 = {ids.shape[0] - 1} rows, "
-                         f"got {batch_size}")
+                                f"got {batch_size}")
     xp = backend.get_array_module(ids)
     Xs = ids[:batch_size * row_len].reshape(batch_size, row_len)
     Ys = ids[1:batch_size * row_len + 1].reshape(batch_size, row_len)
@@ -539,7 +540,7 @@ def predict(model, prefix, num_preds: int, vocab, *, temperature=None, rng=None)
             raise InvalidValueError(f"temperature: expected None (greedy) or a number > 0, got {temperature!r}")
         if rng is None:
             raise InvalidValueError("rng: expected a numpy.random.Generator or an int seed when sampling "
-                             "(temperature is set), got None")
+                                    "(temperature is set), got None")
         rng = as_rng(rng)
     np = backend.numpy
     xp = backend.xp

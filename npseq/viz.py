@@ -67,7 +67,7 @@ def _token_labels(name: str, tokens, count: int, axis: str, shape: tuple) -> lis
         raise InvalidTypeError(f"{name}: expected a list of tokens (str), got {type(tokens).__name__}")
     if len(tokens) != count:
         raise InvalidValueError(f"{name}: expected {count} tokens (one per {axis} of weights, shape {shape}), "
-                         f"got {len(tokens)}")
+                                f"got {len(tokens)}")
     return [str(token) for token in tokens]
 
 
@@ -75,7 +75,7 @@ def _panel(panel, prefix: str) -> tuple:
     """One ``(weights (T_out, S), src_labels, out_labels, title)``, checked; errors name ``prefix`` + argument."""
     if not isinstance(panel, (list, tuple)) or len(panel) not in (3, 4):
         raise InvalidTypeError(f"{prefix.strip()}: expected a tuple (weights, src_tokens, out_tokens[, title]), "
-                        f"got {type(panel).__name__}" + (f" of length {len(panel)}"
+                               f"got {type(panel).__name__}" + (f" of length {len(panel)}"
                                                          if isinstance(panel, (list, tuple)) else ""))
     weights, src_tokens, out_tokens = panel[:3]
     title = panel[3] if len(panel) == 4 else None
@@ -84,7 +84,7 @@ def _panel(panel, prefix: str) -> tuple:
         raise InvalidValueError(f"{prefix}weights: expected a 2-d array (T_out, S), got shape {weights.shape}")
     if weights.size == 0:
         raise InvalidValueError(f"{prefix}weights: expected at least one output and one source step, "
-                         f"got shape {weights.shape}")
+                                f"got shape {weights.shape}")
     if not backend.numpy.isfinite(weights).all():
         raise InvalidValueError(f"{prefix}weights: expected finite values, got NaN or inf")
     src = _token_labels(f"{prefix}src_tokens", src_tokens, weights.shape[1], "column", weights.shape)
@@ -117,7 +117,7 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
     """
     if isinstance(panels, (str, bytes)) or not isinstance(panels, (list, tuple)) or not panels:
         raise InvalidValueError(f"panels: expected a non-empty list of (weights, src_tokens, out_tokens[, title]), "
-                         f"got {panels!r:.60}")
+                                f"got {panels!r:.60}")
     checked = [_panel(panel, f"panels[{i}] ") for i, panel in enumerate(panels)]
     return _draw_heatmaps(checked, path, ncols, suptitle, cmap, dpi, return_figure)
 
@@ -182,13 +182,14 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
         if isinstance(title, (list, tuple)):
             if len(title) != array.shape[0]:
                 raise InvalidValueError(f"title: expected {array.shape[0]} panel titles (one per map of weights, "
-                                 f"shape {array.shape}), got {len(title)}")
+                                        f"shape {array.shape}), got {len(title)}")
             titles, suptitle = list(title), None
         else:
             titles, suptitle = [None] * array.shape[0], title
         panels = [(array[p], src_tokens, out_tokens, titles[p]) for p in range(array.shape[0])]
     else:
-        raise InvalidValueError(f"weights: expected a 2-d (T_out, S) or 3-d (P, T_out, S) array, got shape {array.shape}")
+        raise InvalidValueError("weights: expected a 2-d (T_out, S) or 3-d (P, T_out, S) array, got shape "
+                                f"{array.shape}")
     checked = [_panel(panel, "") for panel in panels]  # shared tokens: errors name the arguments themselves
     return _draw_heatmaps(checked, path, None, suptitle, cmap, dpi, return_figure)
 
@@ -199,7 +200,7 @@ def _history_series(history, keys) -> dict:
         history = history.to_dict()
     if not isinstance(history, dict):
         raise InvalidTypeError(f"history: expected an npseq.train.History or a dict of per-epoch lists, "
-                        f"got {type(history).__name__}")
+                               f"got {type(history).__name__}")
     if isinstance(keys, str):
         keys = (keys,)
     if not isinstance(keys, (list, tuple)) or not keys:
@@ -218,7 +219,7 @@ def _history_series(history, keys) -> dict:
         array = _host_array(f"history[{key!r}]", values)
         if array.ndim != 1 or array.size == 0:
             raise InvalidValueError(f"history[{key!r}]: expected a non-empty 1-d list of per-epoch values, "
-                             f"got shape {array.shape}")
+                                    f"got shape {array.shape}")
         series[key] = array
     return series
 

@@ -8,9 +8,16 @@ from hypothesis import strategies as st
 
 from npseq import no_grad
 from npseq.functional.attention import (
-    additive_attention_backward, additive_attention_forward, additive_attention_projected_backward,
-    additive_attention_projected_forward, attention_pooling_backward, attention_pooling_forward,
-    dot_attention_backward, dot_attention_forward, general_attention_backward, general_attention_forward,
+    additive_attention_backward,
+    additive_attention_forward,
+    additive_attention_projected_backward,
+    additive_attention_projected_forward,
+    attention_pooling_backward,
+    attention_pooling_forward,
+    dot_attention_backward,
+    dot_attention_forward,
+    general_attention_backward,
+    general_attention_forward,
 )
 from npseq.gradcheck import GradCheckReport, check_function, check_module, compare, numerical_gradient, rel_error
 from npseq.nn.attention import AdditiveAttention, DotProductAttention, GeneralAttention

@@ -66,7 +66,8 @@ def test_unknown_backend_is_named():
 
 def test_cupy_without_cupy_names_the_extra_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # as if not installed: import raises ImportError
-    with pytest.raises(backend.BackendError, match=r'needs CuPy, which is not installed .*pip install -e "\.\[cuda12\]"'):
+    with pytest.raises(backend.BackendError,
+                       match=r'needs CuPy, which is not installed .*pip install -e "\.\[cuda12\]"'):
         backend.set_backend("cupy")
     assert backend.backend_name() == "numpy"
 

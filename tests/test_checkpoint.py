@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 import npseq
-from npseq.checkpoint import (Checkpoint, CheckpointError, collect_rng_states, load_checkpoint, load_seq2seq,
-                              restore_rng_states, save_checkpoint)
+from npseq.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    collect_rng_states,
+    load_checkpoint,
+    load_seq2seq,
+    restore_rng_states,
+    save_checkpoint,
+)
 from npseq.data import BatchIterator, Vocab, build_array_nmt
 from npseq.models import build_seq2seq
 from npseq.nn import Dropout, Module
@@ -315,7 +322,8 @@ def test_foreign_files(tmp_path):
     (lambda a, m: m["vocabs"]["tgt"]["idx_to_token"].append("zzz"), r"a saved vocabulary is inconsistent"),
     (lambda a, m: m.update(parameters=[1, 2]), r"'meta.json' entry 'parameters': expected dict, got list"),
     (lambda a, m: m.update(epoch="two"), r"'meta.json' entry 'epoch': expected int or null, got str"),
-    (lambda a, m: m.update(optimizer={"class": "Adam"}), r"'meta.json' entry 'optimizer': expected the keys .* missing \['step_count', 'hyperparameters', "
+    (lambda a, m: m.update(optimizer={"class": "Adam"}),
+     r"'meta.json' entry 'optimizer': expected the keys .* missing \['step_count', 'hyperparameters', "
      r"'buffers'\]"),
 ])
 def test_inconsistent_checkpoints(saved, tmp_path, change, message):

@@ -6,9 +6,19 @@ import numpy as np
 import pytest
 
 from npseq.functional import (
-    affine_backward, affine_forward, lstm_backward, lstm_forward, lstm_step_forward, rnn_backward, rnn_forward,
-    rnn_step_forward, temporal_affine_backward, temporal_affine_forward, temporal_softmax_loss,
-    word_embedding_backward, word_embedding_forward,
+    affine_backward,
+    affine_forward,
+    lstm_backward,
+    lstm_forward,
+    lstm_step_forward,
+    rnn_backward,
+    rnn_forward,
+    rnn_step_forward,
+    temporal_affine_backward,
+    temporal_affine_forward,
+    temporal_softmax_loss,
+    word_embedding_backward,
+    word_embedding_forward,
 )
 from npseq.gradcheck import gradient_error, numerical_gradient
 

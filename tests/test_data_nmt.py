@@ -13,8 +13,15 @@ from hypothesis import strategies as st
 
 import npseq.data
 from npseq.data import (
-    NMT_RESERVED_TOKENS, BatchIterator, Vocab, build_array_nmt, load_data_nmt, load_parallel_corpus,
-    preprocess_nmt, tokenize_nmt, truncate_pad,
+    NMT_RESERVED_TOKENS,
+    BatchIterator,
+    Vocab,
+    build_array_nmt,
+    load_data_nmt,
+    load_parallel_corpus,
+    preprocess_nmt,
+    tokenize_nmt,
+    truncate_pad,
 )
 
 FRA_TXT = Path(__file__).parents[1].parent / "shared/data/fra-eng/fra.txt"

@@ -8,8 +8,15 @@ from hypothesis import strategies as st
 
 import npseq
 from npseq.data import Vocab
-from npseq.decode import (BeamTrace, attention_rows, beam_search, exhaustive_search, greedy_search,
-                          sequence_score, translate)
+from npseq.decode import (
+    BeamTrace,
+    attention_rows,
+    beam_search,
+    exhaustive_search,
+    greedy_search,
+    sequence_score,
+    translate,
+)
 from npseq.errors import InvalidValueError
 from npseq.models import build_seq2seq
 
@@ -277,8 +284,8 @@ def test_attention_rows_add_eos_only_when_it_was_produced():
 
 
 def test_evaluate_translations_scores_greedy_outputs_against_the_targets():
-    from npseq.decode import evaluate_translations, greedy_search_batch
     from npseq.data import build_array_nmt
+    from npseq.decode import evaluate_translations, greedy_search_batch
     src_vocab = Vocab([["x", "y"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
     tgt_vocab = Vocab([["a", "b"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
     model = build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=4, num_hiddens=5, num_layers=1, seed=4)

@@ -13,16 +13,16 @@ within 1e-10 in float64 and 1e-4 (relative) in float32. On a GPU the engine runs
 padded step instead of reading ``max(valid_lens)`` (which would stop the device), so the
 sums differ in rounding only.
 """
+import device_double
 import numpy as np
 import pytest
 
-import device_double
 import npseq
 from npseq import backend
 from npseq.checkpoint import load_checkpoint, load_seq2seq, save_checkpoint
-from npseq.gradient_checks import REGISTRY
 from npseq.data import Vocab
 from npseq.decode import beam_search, exhaustive_search, greedy_search, greedy_search_batch
+from npseq.gradient_checks import REGISTRY
 from npseq.models import RNNLM, build_seq2seq
 from npseq.nn import GRU, MaskedSoftmaxCELoss
 from npseq.optim import SGD, Adagrad, Adam, clip_grad_norm
@@ -118,7 +118,7 @@ def test_training_matches_numpy_and_keeps_its_arrays_on_the_device(device, dtype
     transfers = []
     model, optimizer, results = train_translator(dtype, decoder, cell, optimizer_class, transfers)
     ref_model, _, ref_results = on_numpy(lambda: train_translator(dtype, decoder, cell, optimizer_class))
-    for (loss, nll, tokens, norm), (ref_loss, ref_nll, ref_tokens, ref_norm) in zip(results, ref_results):
+    for (loss, _nll, tokens, norm), (ref_loss, _ref_nll, ref_tokens, ref_norm) in zip(results, ref_results):
         assert tokens == ref_tokens
         assert_close("loss", loss, ref_loss, dtype)
         assert_close("grad norm", norm, ref_norm, dtype)
@@ -149,7 +149,7 @@ def test_decoding_matches_numpy(device):
     options = dict(bos_id=BOS, eos_id=2, max_len=5)
     for search, extra in ((greedy_search, {}), (beam_search, {"beam_size": 3}), (exhaustive_search, {})):
         got = search(model, src, **options, **extra)
-        expected = on_numpy(lambda: search(reference, src, **options, **extra))
+        expected = on_numpy(lambda search=search, extra=extra: search(reference, src, **options, **extra))
         assert got.tokens == expected.tokens, search.__name__
         assert got.score == pytest.approx(expected.score, rel=1e-10), search.__name__
     batch_src, batch_lens = synthetic_batches(1)[0][:2]
@@ -219,7 +219,7 @@ def test_checkpoints_are_saved_from_the_device_and_load_onto_any_backend(device,
         assert_on_device(name, param.data)
         np.testing.assert_array_equal(host(param.data), saved.params[name])
     on_host, _ = on_numpy(lambda: load_seq2seq(path))
-    for name, param in on_host.named_parameters():
+    for param in on_host.parameters():
         assert type(param.data) is np.ndarray
 
 

@@ -5,16 +5,26 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from recurrent_cases import GATES, KINDS, make_params, random_problem
 
 from npseq.functional.activations import sigmoid
 from npseq.functional.recurrent import (
-    GRUResetAfterStepCache, GRUStepCache, gru_backward, gru_forward, gru_step_backward, gru_step_forward,
-    lstm_backward, lstm_forward, lstm_step_backward, lstm_step_forward, rnn_backward, rnn_forward,
-    rnn_step_backward, rnn_step_forward,
+    GRUResetAfterStepCache,
+    GRUStepCache,
+    gru_backward,
+    gru_forward,
+    gru_step_backward,
+    gru_step_forward,
+    lstm_backward,
+    lstm_forward,
+    lstm_step_backward,
+    lstm_step_forward,
+    rnn_backward,
+    rnn_forward,
+    rnn_step_backward,
+    rnn_step_forward,
 )
 from npseq.gradcheck import check_function
-
-from recurrent_cases import GATES, KINDS, make_params, random_problem
 
 
 # The reference sequence pairs in one shape: forward(...) -> (h, h_last, c_last or None, cache),

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from npseq import backend
+from npseq.functional import fused
 from npseq.functional import sequence as S
 from npseq.gradient_checks import REGISTRY
-from npseq.functional import fused
 
 CPP_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 

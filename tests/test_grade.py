@@ -282,7 +282,7 @@ def test_a_sign_flip_in_the_g_gate_is_reported_as_gate_g(tmp_path):
     lstm = grade_file(path, only=["lstm_step_backward"])["lstm_step_backward"]
     wrong = {(row.case, row.tensor): row.problem for row in lstm.rows if not row.ok}
     assert {tensor for _, tensor in wrong} == {"dx", "dprev_h", "dWx", "dWh", "db"}
-    for (case, tensor), problem in wrong.items():
+    for (_case, tensor), problem in wrong.items():
         if tensor in ("dWx", "dWh", "db"):  # H=5 in the first case: columns 15..19 are gate g
             assert ": gate g, unit " in problem, problem
         else:

@@ -14,9 +14,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npseq
-from npseq.data import (CHAR_ALPHABET, SeqDataLoader, load_corpus, load_data_lm, num_lm_batches,
-                        preprocess_lm, pydoc_text, seq_data_iter_random, seq_data_iter_sequential, split_corpus,
-                        tokenize_lm)
+from npseq.data import (
+    CHAR_ALPHABET,
+    SeqDataLoader,
+    load_corpus,
+    load_data_lm,
+    num_lm_batches,
+    preprocess_lm,
+    pydoc_text,
+    seq_data_iter_random,
+    seq_data_iter_sequential,
+    split_corpus,
+    tokenize_lm,
+)
 from npseq.gradcheck import check_module
 from npseq.models.lm import RNNLM
 from npseq.models.ngram import NGramLM
@@ -109,7 +119,7 @@ def test_sequential_partition_continues_each_row(args):
         assert X.shape == Y.shape == (batch_size, num_steps) and X.dtype == np.int64
         np.testing.assert_array_equal(Y, X + 1)
         np.testing.assert_array_equal(np.diff(X, axis=1), 1)
-    for (X0, Y0), (X1, _) in zip(batches, batches[1:]):
+    for (_X0, Y0), (X1, _) in zip(batches, batches[1:]):
         np.testing.assert_array_equal(X1[:, 0], Y0[:, -1])  # row i of b+1 starts where row i of b ended
     assert 0 <= batches[0][0][0, 0] < num_steps and batches[-1][1].max() < len(corpus)
 
@@ -285,7 +295,7 @@ def test_sequential_training_truncates_backpropagation_at_the_batch_boundary():
         fresh = RNNLM(6, 5, cell="gru", rng=99, dtype=np.float64)
         fresh.load_state_dict(dict(zip(names, optimizer.weights[b])))
 
-        def gradients(state):
+        def gradients(state, fresh=fresh, X=X, Y=Y):  # this iteration's model and batch
             fresh.zero_grad()
             logits, _ = fresh(X, state)
             loss_fn(logits, Y, np.full(3, 8))

@@ -110,7 +110,8 @@ def test_parity_with_torch_cross_entropy():
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: nn.MaskedSoftmaxCELoss("avg"), ValueError, r"reduction: expected one of \('mean', 'sum', 'none', 'd2l'\), got 'avg'"),
+    (lambda: nn.MaskedSoftmaxCELoss("avg"), ValueError,
+     r"reduction: expected one of \('mean', 'sum', 'none', 'd2l'\), got 'avg'"),
     (lambda: nn.MaskedSoftmaxCELoss()(np.zeros((2, 3, 4)), np.zeros((2, 3)), np.array([1, 2])),
      TypeError, r"labels: expected an integer array, got dtype float64"),
     (lambda: nn.MaskedSoftmaxCELoss()(np.zeros((2, 3, 4)), np.zeros((2, 3), int), np.array([1, 4])),

@@ -6,8 +6,14 @@ from hypothesis import strategies as st
 
 import npseq
 from npseq.gradcheck import check_module
-from npseq.models import (EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder,
-                          Seq2SeqEncoder, reorder_state)
+from npseq.models import (
+    EncoderDecoder,
+    LuongAttentionDecoder,
+    Seq2SeqAttentionDecoder,
+    Seq2SeqDecoder,
+    Seq2SeqEncoder,
+    reorder_state,
+)
 from npseq.nn import MaskedSoftmaxCELoss
 
 V_SRC, V_TGT, EMBED, HIDDEN = 6, 5, 3, 4
@@ -176,8 +182,10 @@ def test_float32_through_a_training_step():
 
 # ------------------------------------------------------------------ errors
 @pytest.mark.parametrize("call, error, message", [
-    (lambda m: m(np.zeros((2, 3), int), np.zeros((3, 2), int)), ValueError, r"tgt_in: expected shape \(2, \*\), got \(3, 2\)"),
-    (lambda m: m(np.zeros(3, int), np.zeros((3, 2), int)), ValueError, r"src: expected a 2-d array \(N, S\), got shape \(3,\)"),
+    (lambda m: m(np.zeros((2, 3), int), np.zeros((3, 2), int)), ValueError,
+     r"tgt_in: expected shape \(2, \*\), got \(3, 2\)"),
+    (lambda m: m(np.zeros(3, int), np.zeros((3, 2), int)), ValueError,
+     r"src: expected a 2-d array \(N, S\), got shape \(3,\)"),
     (lambda m: m(np.zeros((2, 3), int), np.full((2, 2), V_TGT)), IndexError,
      rf"tgt_in: expected token ids \(vocabulary of {V_TGT}\) in \[0, {V_TGT - 1}\], got {V_TGT}"),
     (lambda m: m(np.zeros((2, 3), int), np.zeros((2, 2), int), sampling_ratio=0.5), ValueError,
@@ -191,8 +199,10 @@ def test_bad_input(call, error, message):
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: Seq2SeqEncoder(5, 3, 4, cell="transformer"), r"cell: expected one of \('rnn', 'gru', 'lstm'\), got 'transformer'"),
-    (lambda: LuongAttentionDecoder(5, 3, 4, score="cosine"), r"score: expected one of \('dot', 'general', 'concat'\), got 'cosine'"),
+    (lambda: Seq2SeqEncoder(5, 3, 4, cell="transformer"),
+     r"cell: expected one of \('rnn', 'gru', 'lstm'\), got 'transformer'"),
+    (lambda: LuongAttentionDecoder(5, 3, 4, score="cosine"),
+     r"score: expected one of \('dot', 'general', 'concat'\), got 'cosine'"),
     (lambda: LuongAttentionDecoder(5, 3, 4, score="dot", enc_output_size=8),
      r"enc_output_size: the dot score needs it equal to num_hiddens \(4\), got 8"),
 ])

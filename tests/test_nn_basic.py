@@ -134,7 +134,7 @@ def test_named_parameters_modes_and_zero_grad():
 
 def test_same_seed_same_weights_and_dtype():
     a, b = TwoLayer(rng=7, dtype=np.float32), TwoLayer(rng=7, dtype=np.float32)
-    for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
+    for (_name, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
         assert p.dtype == np.float32
         np.testing.assert_array_equal(p.data, q.data)
     c = TwoLayer(rng=8)
@@ -183,12 +183,15 @@ def test_state_dict_with_missing_or_misshapen_entries():
 
 # ------------------------------------------------------------- bad input
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: nn.Linear(3, 2)(np.ones((2, 4), np.float32)), ValueError, r"x: expected shape \(\.\.\., 3\), got \(2, 4\)"),
+    (lambda: nn.Linear(3, 2)(np.ones((2, 4), np.float32)), ValueError,
+     r"x: expected shape \(\.\.\., 3\), got \(2, 4\)"),
     (lambda: nn.Linear(3, 2)(np.ones((2, 3), int)), TypeError, r"x: expected a floating-point array, got dtype int64"),
-    (lambda: nn.Embedding(5, 2)(np.array([[1, 5]])), IndexError, r"x: expected token ids \(vocabulary of 5\) in \[0, 4\], got 5"),
+    (lambda: nn.Embedding(5, 2)(np.array([[1, 5]])), IndexError,
+     r"x: expected token ids \(vocabulary of 5\) in \[0, 4\], got 5"),
     (lambda: nn.Embedding(5, 2)(np.array([[1.0]])), TypeError, r"x: expected an integer array, got dtype float64"),
     (lambda: nn.Dropout(1.5), ValueError, r"p: expected a drop probability in \[0, 1\), got 1.5"),
-    (lambda: nn.Linear(3, 2, rng="seed"), TypeError, r"rng: expected a numpy.random.Generator, an int seed or None, got str"),
+    (lambda: nn.Linear(3, 2, rng="seed"), TypeError,
+     r"rng: expected a numpy.random.Generator, an int seed or None, got str"),
     (lambda: nn.Parameter(np.zeros(3, int)), TypeError, r"data: expected a floating-point array, got dtype int64"),
 ])
 def test_bad_input_names_argument_expected_and_given(call, error, message):

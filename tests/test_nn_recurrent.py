@@ -3,12 +3,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from recurrent_cases import reference_run
 
 import npseq
 from npseq.gradcheck import check_module
 from npseq.nn.recurrent import GRU, LSTM, RNN, detach, from_torch_state_dict, to_torch_state_dict
-
-from recurrent_cases import reference_run
 
 # Finite-difference step: a stack of two bidirectional layers sums many terms, so the
 # objective's roundoff (~1e-14) matters more than with one cell; 2e-5 balances it against

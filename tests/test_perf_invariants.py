@@ -17,6 +17,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from recurrent_cases import KINDS, fast_run, random_problem
 
 import npseq
 from npseq.decode import greedy_search_batch
@@ -24,8 +25,6 @@ from npseq.models import build_seq2seq
 from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam, clip_grad_norm
 from npseq.train import teacher_forcing_inputs, train_seq2seq_step
-
-from recurrent_cases import KINDS, fast_run, random_problem
 
 V_SRC, V_TGT, BOS = 13, 11, 1
 

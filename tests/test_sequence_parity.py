@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from recurrent_cases import KINDS, fast_run, random_problem, reference_run
 
 from npseq.functional import sequence as seq
 from npseq.nn import GRU, LSTM, RNN
-
-from recurrent_cases import KINDS, fast_run, random_problem, reference_run
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 

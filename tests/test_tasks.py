@@ -10,9 +10,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npseq.data.tasks
-from npseq.data import (DATE_FORMATS, DATE_RANGE, SPACE, TASKS, BatchIterator, TaskData, Vocab, dates_pairs,
-                        detokenize_french, english_number, format_date, french_number, load_task, numbers_pairs,
-                        reverse_pairs, tokenize_french)
+from npseq.data import (
+    DATE_FORMATS,
+    DATE_RANGE,
+    SPACE,
+    TASKS,
+    BatchIterator,
+    TaskData,
+    Vocab,
+    dates_pairs,
+    detokenize_french,
+    english_number,
+    format_date,
+    french_number,
+    load_task,
+    numbers_pairs,
+    reverse_pairs,
+    tokenize_french,
+)
 
 # ------------------------------------------------------------------------------ numbers
 # traditional French spelling (see french_number): checked by hand against the rules of

@@ -112,7 +112,8 @@ def test_bad_training_arguments():
 @pytest.mark.skipif(not FRA.exists(), reason="the shared fra-eng corpus is not beside this checkout")
 def test_d2l_example_runs_and_prints_its_lines(capsys):
     import importlib.util
-    spec = importlib.util.spec_from_file_location("d2l_fra_eng", pathlib.Path(__file__).parents[1] / "examples" / "d2l_fra_eng.py")
+    example = pathlib.Path(__file__).parents[1] / "examples" / "d2l_fra_eng.py"
+    spec = importlib.util.spec_from_file_location("d2l_fra_eng", example)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     example.main(["--data", str(FRA), "--epochs", "2", "--no-progress"])

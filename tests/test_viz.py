@@ -16,7 +16,8 @@ SRC = ["il", "fait", "froid", "<eos>"]
 OUT = ["it", "is", "cold", ".", "<eos>"]
 
 
-def attention(rng, rows=len(OUT), cols=len(SRC)):
+def attention(rng, rows=None, cols=None):
+    rows, cols = rows or len(OUT), cols or len(SRC)
     weights = rng.random((rows, cols))
     return weights / weights.sum(axis=1, keepdims=True)
 

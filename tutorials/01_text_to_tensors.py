@@ -23,17 +23,20 @@ import inspect
 import math
 
 import numpy as np
+from _common import FAST, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from npseq.data import Vocab, load_corpus, preprocess_lm, pydoc_text, split_corpus, tokenize_lm
-from npseq.functional import (masked_softmax_ce_backward, masked_softmax_ce_forward, word_embedding_backward,
-                              word_embedding_forward)
+from npseq.functional import (
+    masked_softmax_ce_backward,
+    masked_softmax_ce_forward,
+    word_embedding_backward,
+    word_embedding_forward,
+)
 from npseq.gradcheck import check_function
 from npseq.metrics import perplexity
 from npseq.models import NGramLM
-
-from _common import FAST, figure_path, show
 
 MAX_CHARS = 40_000 if FAST else None  # None: the whole corpus (about 280 000 characters)
 text = pydoc_text()[:MAX_CHARS]

@@ -15,15 +15,13 @@
 
 # %%
 import numpy as np
+from _common import FAST, code, equations, figure_path, show
 
-from npseq.functional import rnn_backward, rnn_forward, rnn_step_backward, rnn_step_forward
-from npseq.functional import sequence
+from npseq.functional import rnn_backward, rnn_forward, rnn_step_backward, rnn_step_forward, sequence
 from npseq.gradcheck import check_function, check_module, rel_error
 from npseq.nn import RNN
 from npseq.optim import clip_grad_norm
 from npseq.viz import plot_grad_norms
-
-from _common import FAST, code, equations, figure_path, show
 
 rng = np.random.default_rng(0)
 

@@ -15,15 +15,23 @@
 
 # %%
 import numpy as np
+from _common import FAST, code, equations, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from npseq.functional import (gru_backward, gru_forward, gru_step_backward, gru_step_forward, lstm_backward,
-                              lstm_forward, lstm_step_backward, lstm_step_forward, sigmoid)
+from npseq.functional import (
+    gru_backward,
+    gru_forward,
+    gru_step_backward,
+    gru_step_forward,
+    lstm_backward,
+    lstm_forward,
+    lstm_step_backward,
+    lstm_step_forward,
+    sigmoid,
+)
 from npseq.gradcheck import check_function, check_module
 from npseq.nn import GRU, LSTM, RNN
-
-from _common import FAST, code, equations, figure_path, show
 
 rng = np.random.default_rng(0)
 

@@ -21,6 +21,7 @@ import inspect
 import time
 
 import numpy as np
+from _common import FAST, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
@@ -29,11 +30,9 @@ import npseq
 from npseq.data import SeqDataLoader, load_corpus, seq_data_iter_random, seq_data_iter_sequential, split_corpus
 from npseq.functional import softmax_forward
 from npseq.gradcheck import check_module
-from npseq.models import NGramLM, RNNLM
+from npseq.models import RNNLM, NGramLM
 from npseq.optim import Adam
 from npseq.train import predict, train_lm, train_lm_step
-
-from _common import FAST, figure_path, show
 
 # Full mode: the whole corpus, and runs of about half a minute each on one core.
 NUM_CHARS = 20_000 if FAST else None
@@ -74,7 +73,7 @@ print(f"{len(ids)} characters, |V| = {len(vocab)}; train {len(train_ids)}, valid
 toy = np.arange(40)
 for name, make in (("random", seq_data_iter_random), ("sequential", seq_data_iter_sequential)):
     print(f"--- {name} partitioning, N = 3, T = 4")
-    for b, (X, Y) in enumerate(make(toy, batch_size=3, num_steps=4, rng=0)):
+    for b, (X, _Y) in enumerate(make(toy, batch_size=3, num_steps=4, rng=0)):
         rows = "   ".join(" ".join(f"{v:2d}" for v in row) for row in X)
         print(f"batch {b}: X rows  {rows}    (Y = X + 1)")
 

@@ -24,6 +24,7 @@ import inspect
 import math
 
 import numpy as np
+from _common import FAST, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -36,8 +37,6 @@ from npseq.models import Seq2SeqDecoder, Seq2SeqEncoder, build_seq2seq
 from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam, clip_grad_norm
 from npseq.train import teacher_forcing_inputs, train_seq2seq, train_seq2seq_step
-
-from _common import FAST, figure_path, show
 
 rng = np.random.default_rng(0)
 
@@ -233,7 +232,7 @@ for reduction in ("mean", "sum", "d2l"):
 
 tiny = build_seq2seq(6, 5, decoder="plain", cell="gru", embed_size=3, num_hiddens=4, num_layers=2, dropout=0.0,
                      seed=0, dtype="float64")
-for name, param in tiny.named_parameters():
+for _name, param in tiny.named_parameters():
     param.data *= 2.0
 report = check_module(tiny, {"src": check_rng.integers(0, 6, size=(2, 3)), "tgt_in": check_rng.integers(0, 5, size=(2, 4)),
                              "src_valid_lens": np.array([3, 1])}, h=1e-3, order=4)

@@ -21,19 +21,17 @@
 import re
 
 import numpy as np
+from _common import FAST, code, equations, figure_path, show
 
 from npseq.data import load_translation_data
 from npseq.decode import evaluate_translations, translate
-from npseq.models import DEMO_SETTINGS
 from npseq.functional import attention as A
 from npseq.functional import masked_softmax, masked_softmax_backward
 from npseq.gradcheck import check_function, check_module
-from npseq.models import LuongAttentionDecoder, Seq2SeqAttentionDecoder, build_seq2seq
+from npseq.models import DEMO_SETTINGS, LuongAttentionDecoder, Seq2SeqAttentionDecoder, build_seq2seq
 from npseq.optim import Adam
 from npseq.train import train_seq2seq
 from npseq.viz import plot_history, show_attention_grid, show_heatmaps
-
-from _common import FAST, code, equations, figure_path, show
 
 rng = np.random.default_rng(0)
 

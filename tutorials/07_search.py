@@ -22,23 +22,17 @@ import inspect
 import math
 
 import numpy as np
+from _common import FAST, code, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from npseq.data import load_translation_data
-from npseq.decode import translate
-from npseq.models import DEMO_SETTINGS
-from npseq.data import load_task
-from npseq.decode import (beam_search, exhaustive_search, greedy_search, length_penalty_factor,
-                          sequence_score)
+from npseq.data import load_task, load_translation_data
+from npseq.decode import beam_search, exhaustive_search, greedy_search, length_penalty_factor, sequence_score, translate
 from npseq.gradcheck import check_module
 from npseq.metrics import bleu, corpus_bleu
-from npseq.models import build_seq2seq
+from npseq.models import DEMO_SETTINGS, build_seq2seq
 from npseq.optim import Adam
 from npseq.train import train_seq2seq
-
-from _common import FAST, code, figure_path, show
-
 
 # %% [markdown]
 # ## Three searches, one objective

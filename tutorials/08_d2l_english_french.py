@@ -34,6 +34,7 @@ import pathlib
 import time
 
 import numpy as np
+from _common import FAST, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -46,8 +47,6 @@ from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam
 from npseq.train import train_seq2seq
 from npseq.viz import plot_history, show_heatmaps
-
-from _common import FAST, figure_path, show
 
 try:
     HERE = pathlib.Path(__file__).resolve().parent  # run as a script

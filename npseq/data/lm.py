@@ -218,7 +218,7 @@ def _check_corpus(corpus):
     corpus = backend.to_numpy(corpus)
     if corpus.ndim != 1 or corpus.dtype.kind not in "iu":
         raise InvalidValueError(f"corpus: expected a 1-d integer array of token ids, got shape {corpus.shape}, "
-                         f"dtype {corpus.dtype}")
+                                f"dtype {corpus.dtype}")
     return corpus.astype(np.int64, copy=False)
 
 
@@ -239,7 +239,7 @@ def split_corpus(corpus, valid_fraction: float = 0.1):
     num_valid = int(len(corpus) * valid_fraction)
     if num_valid < 2 or len(corpus) - num_valid < 2:
         raise InvalidValueError(f"corpus: expected enough tokens for two tokens on each side of a "
-                         f"{valid_fraction} split, got {len(corpus)} tokens")
+                                f"{valid_fraction} split, got {len(corpus)} tokens")
     return corpus[:len(corpus) - num_valid], corpus[len(corpus) - num_valid:]
 
 
@@ -251,7 +251,7 @@ def _layout(corpus, batch_size, num_steps):
     needed = (batch_size + 1) * num_steps
     if len(corpus) < needed:
         raise InvalidValueError(f"corpus: expected at least (batch_size + 1) * num_steps = {needed} tokens for one "
-                         f"batch, got {len(corpus)}")
+                                f"batch, got {len(corpus)}")
     return corpus, batch_size, num_steps
 
 

@@ -81,7 +81,7 @@ def build_array_nmt(lines, vocab: Vocab, num_steps: int):
     for token in ("<pad>", "<eos>"):
         if token not in vocab:
             raise InvalidValueError(f"vocab: expected a vocabulary with the reserved tokens '<pad>' and '<eos>', "
-                             f"got one without {token!r}")
+                                    f"got one without {token!r}")
     num_steps = check_count("num_steps", num_steps, 1)
     if not isinstance(lines, (list, tuple)):
         raise InvalidTypeError(f"lines: expected a list of token lists, got {type(lines).__name__}")
@@ -169,7 +169,7 @@ def load_data_nmt(batch_size: int, num_steps: int, num_examples=600, path=None, 
     num_steps = check_count("num_steps", num_steps, 1)
     if path is None:
         raise InvalidValueError("path: expected the path of a tab-separated parallel corpus such as fra.txt "
-                         "(npseq never downloads data), got None")
+                                "(npseq never downloads data), got None")
     source, target = load_parallel_corpus(path, num_examples)
     src_vocab = Vocab(source, min_freq=2, reserved_tokens=NMT_RESERVED_TOKENS)
     tgt_vocab = Vocab(target, min_freq=2, reserved_tokens=NMT_RESERVED_TOKENS)

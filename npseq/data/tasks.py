@@ -301,7 +301,8 @@ def dates_pairs(seed: int = 0, num: int = 10_000) -> list:
     num = check_count("num", num, 1)
     space = _NUM_DAYS * len(DATE_FORMATS)
     if num > space:
-        raise InvalidValueError(f"num: expected at most {space} ({_NUM_DAYS} days x {len(DATE_FORMATS)} formats), got {num}")
+        raise InvalidValueError(f"num: expected at most {space} ({_NUM_DAYS} days x {len(DATE_FORMATS)} formats), got "
+                                f"{num}")
     picks = backend.numpy.random.default_rng(seed).choice(space, size=num, replace=False)
     pairs = []
     for k in picks.tolist():
@@ -321,7 +322,8 @@ def _check_alphabet(alphabet) -> list:
         if not isinstance(token, str) or not token or token != "".join(token.split()):
             raise InvalidValueError(f"alphabet: expected non-empty str tokens without whitespace, got {token!r}")
         if token in NMT_RESERVED_TOKENS:
-            raise InvalidValueError(f"alphabet: expected tokens other than the reserved {NMT_RESERVED_TOKENS}, got {token!r}")
+            raise InvalidValueError(f"alphabet: expected tokens other than the reserved {NMT_RESERVED_TOKENS}, got "
+                                    f"{token!r}")
     if len(set(alphabet)) != len(alphabet):
         raise InvalidValueError(f"alphabet: expected distinct tokens, got {list(alphabet)}")
     return list(alphabet)
@@ -371,7 +373,7 @@ def reverse_pairs(seed: int = 0, num: int = 10_000, *, min_len: int = 4, max_len
     capacity = {length: size ** length for length in range(min_len, max_len + 1)}
     if num > sum(capacity.values()):
         raise InvalidValueError(f"num: expected at most {sum(capacity.values())} distinct sequences of lengths "
-                         f"{min_len}..{max_len} over {size} tokens, got {num}")
+                                f"{min_len}..{max_len} over {size} tokens, got {num}")
     np = backend.numpy
     rng = np.random.default_rng(seed)
     counts = _length_counts(rng.integers(min_len, max_len + 1, size=num), capacity)
@@ -603,7 +605,7 @@ def load_task(name: str, *, batch_size: int, num_steps=None, num_examples=None, 
         longest = max(len(pair[side == "target"]) for pair in pairs)
         if longest + 1 > steps:
             raise InvalidValueError(f"num_steps: the longest {side} of task {name!r} has {longest} tokens, so it needs "
-                             f"{longest + 1} steps with <eos>, got {steps}")
+                                    f"{longest + 1} steps with <eos>, got {steps}")
 
     src_vocab = Vocab([src for src, _ in parts["train"]], min_freq=1, reserved_tokens=NMT_RESERVED_TOKENS)
     tgt_vocab = Vocab([tgt for _, tgt in parts["train"]], min_freq=1, reserved_tokens=NMT_RESERVED_TOKENS)

@@ -19,7 +19,7 @@ def _flatten(tokens) -> list:
         return []
     if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
         raise InvalidTypeError(f"tokens: expected a list of tokens or a list of token lists, "
-                        f"got {type(tokens).__name__}")
+                               f"got {type(tokens).__name__}")
     nested = [isinstance(item, (list, tuple)) for item in tokens]
     if any(nested) and not all(nested):
         raise InvalidTypeError("tokens: expected either tokens or token lists, got a mixture of both")
@@ -76,7 +76,7 @@ class Vocab:
                 raise InvalidTypeError(f"reserved_tokens: expected str tokens, got {type(token).__name__} {token!r}")
         if UNK in reserved or len(set(reserved)) != len(reserved):
             raise InvalidValueError(f"reserved_tokens: expected distinct tokens other than {UNK!r} "
-                             f"(which is always id 0), got {reserved}")
+                                    f"(which is always id 0), got {reserved}")
         self.min_freq = min_freq
         self.reserved_tokens = reserved
         self.token_freqs = [(token, int(freq)) for token, freq in token_freqs]
@@ -161,8 +161,8 @@ class Vocab:
         stored = state.get("idx_to_token")
         if stored is not None and list(stored) != vocab.idx_to_token:
             raise InvalidValueError("state['idx_to_token']: expected the ids that token_freqs, min_freq and "
-                             f"reserved_tokens give ({len(vocab)} tokens), got a different list "
-                             f"({len(stored)} tokens)")
+                                    f"reserved_tokens give ({len(vocab)} tokens), got a different list "
+                                    f"({len(stored)} tokens)")
         return vocab
 
     def __eq__(self, other) -> bool:

@@ -158,7 +158,8 @@ def masked_softmax(scores, valid_lens=None):
     check_float_array("scores", scores)
     check_ndim("scores", scores, 3, "(N, Q, K)")
     if scores.shape[2] == 0:  # a softmax over nothing has no value; the max below would fail unnamed
-        raise InvalidValueError(f"scores: expected at least one key (K >= 1) in (N, Q, K), got shape {tuple(scores.shape)}")
+        raise InvalidValueError("scores: expected at least one key (K >= 1) in (N, Q, K), got shape "
+                                f"{tuple(scores.shape)}")
     if valid_lens is not None:
         n, q, k = scores.shape
         check_valid_lens("valid_lens", valid_lens, (n, q), k)

@@ -60,7 +60,7 @@ def _check_same_dtype(name: str, array, reference, reference_name: str) -> None:
     # Mixing float32 and float64 would silently promote the result; say so instead.
     if array.dtype != reference.dtype:
         raise InvalidTypeError(f"{name}: expected dtype {reference.dtype} (the dtype of {reference_name}), "
-                        f"got {array.dtype}")
+                               f"got {array.dtype}")
 
 
 def _check_float_like(name: str, array, reference, reference_name: str) -> None:
@@ -80,10 +80,10 @@ def _check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> No
     n, k = queries.shape[0], keys.shape[1]
     if keys.shape[0] != n:
         raise InvalidValueError(f"{keys_name}: expected batch size {n} (that of queries), "
-                         f"got shape {tuple(keys.shape)}")
+                                f"got shape {tuple(keys.shape)}")
     if values.shape[:2] != keys.shape[:2]:
         raise InvalidValueError(f"values: expected shape ({n}, {k}, *) (one value per key), "
-                         f"got {tuple(values.shape)}")
+                                f"got {tuple(values.shape)}")
     if valid_lens is not None:
         check_same_backend("valid_lens", valid_lens, queries)
         check_valid_lens("valid_lens", valid_lens, (n, queries.shape[1]), k)
@@ -93,14 +93,14 @@ def _check_features(name: str, array, size: int, weight_name: str, side: str) ->
     """The last axis of ``array`` matches the ``side`` ("rows"/"columns") of a weight matrix."""
     if array.shape[-1] != size:
         raise InvalidValueError(f"{name}: expected feature size {size} (the {side} of {weight_name}), "
-                         f"got shape {tuple(array.shape)}")
+                                f"got shape {tuple(array.shape)}")
 
 
 def _check_dropout(dropout: float, rng) -> None:
     check_probability("dropout", dropout)
     if dropout > 0.0 and rng is None:
         raise InvalidValueError("rng: expected a random Generator to draw the dropout mask "
-                         f"(dropout={dropout}), got None")
+                                f"(dropout={dropout}), got None")
 
 
 # ------------------------------------------------------------------ products
@@ -242,7 +242,7 @@ def dot_attention_forward(queries, keys, values, valid_lens=None, scaled=True, *
     _check_dropout(dropout, rng)
     if keys.shape[2] != queries.shape[2]:
         raise InvalidValueError(f"keys: expected feature size {queries.shape[2]} (that of queries; dot-product "
-                         f"scores need equal sizes), got shape {tuple(keys.shape)}")
+                                f"scores need equal sizes), got shape {tuple(keys.shape)}")
     scale = queries.dtype.type(1.0 / math.sqrt(queries.shape[2]) if scaled else 1.0)
     scores = queries @ keys.swapaxes(1, 2)
     scores *= scale
@@ -473,7 +473,7 @@ def additive_attention_forward(queries, keys, values, Wq, Wk, wv, valid_lens=Non
     _check_features("keys", keys, Wk.shape[0], "Wk", "rows")
     if Wk.shape[1] != Wq.shape[1]:
         raise InvalidValueError(f"Wk: expected {Wq.shape[1]} columns (the hidden size h of Wq), "
-                         f"got shape {tuple(Wk.shape)}")
+                                f"got shape {tuple(Wk.shape)}")
     projected_keys = _project(keys, Wk)
     context, weights, projected = additive_attention_projected_forward(
         queries, projected_keys, values, Wq, wv, valid_lens, dropout=dropout, rng=rng)

@@ -38,7 +38,7 @@ def affine_forward(x, w, b):
         features *= size
     if features != w.shape[0]:
         raise InvalidValueError(f"x: expected {w.shape[0]} features per example (rows of w), "
-                         f"got shape {tuple(x.shape)} with {features}")
+                                f"got shape {tuple(x.shape)} with {features}")
     out = x.reshape(x.shape[0], -1) @ w
     if b is not None:
         check_shape("b", b, (w.shape[1],))

@@ -133,7 +133,7 @@ def _check_sequence_inputs(x, h, gates: int, Wx, Wh, biases: dict, padding, c=No
             raise InvalidTypeError(f"{name}: expected dtype {x.dtype} (the dtype of x), got {array.dtype}")
     if padding is not None and tuple(padding.mask.shape) != (t_steps, n, 1):
         raise InvalidValueError(f"padding: expected a mask of shape ({t_steps}, {n}, 1) (from sequence_padding with "
-                         f"this batch), got {tuple(padding.mask.shape)}")
+                                f"this batch), got {tuple(padding.mask.shape)}")
 
 
 def _inputs_fit(x, h, gates, Wx, Wh, biases, padding, c) -> bool:
@@ -189,7 +189,7 @@ def _ran_rows(caches, arrays):
 def _check_calls(caches, grads):
     if len(caches) != len(grads) or not caches:
         raise InvalidValueError(f"dAs: expected one pre-activation gradient per cache ({len(caches)} caches), "
-                         f"got {len(grads)}")
+                                f"got {len(grads)}")
 
 
 def _flat(a):
@@ -476,7 +476,8 @@ class GRUSequenceCache(NamedTuple):
     h: Any            # (T+1, N, H) states, time-major: h[0] = h0, h[t+1] after step t
     gates: Any        # (T, N, 3H) activations [r, z, n] of every step
     hidden_n: Any     # (T, N, H) the hidden side of the candidate n that the backward needs:
-    #                   r_t * h_{t-1}, the input of Whn (reset before), or h_{t-1} Whn + bhn, what r_t scales (reset after)
+    #                   r_t * h_{t-1}, the input of Whn (reset before), or h_{t-1} Whn + bhn, what r_t scales
+    #                   (reset after)
     padding: Any      # Padding, or None
     steps: int        # how many leading steps ran (the rest are all padding)
     Wx: Any           # (D, 3H)

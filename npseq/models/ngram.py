@@ -21,7 +21,7 @@ def _ids(name: str, ids, vocab_size: int):
     ids = backend.to_numpy(ids)
     if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
         raise InvalidValueError(f"{name}: expected a 1-d sequence of integer token ids, got shape {ids.shape}, "
-                         f"dtype {ids.dtype}")
+                                f"dtype {ids.dtype}")
     ids = ids.astype(np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
         bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
@@ -74,7 +74,7 @@ class NGramLM:
             raise InvalidValueError(f"k: expected a finite pseudo-count > 0, got {k!r}")
         if vocab_size ** order >= 2 ** 62:
             raise InvalidValueError(f"order: expected vocab_size ** order < 2**62 (n-grams are int64 codes), got "
-                             f"{vocab_size} ** {order}")
+                                    f"{vocab_size} ** {order}")
         self.order, self.k, self.vocab_size = int(order), float(k), int(vocab_size)
         self._grams = None  # per context length m: (sorted (m+1)-gram codes, counts, sorted ctx codes, counts)
 

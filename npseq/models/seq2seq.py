@@ -390,7 +390,7 @@ class LuongAttentionDecoder(Decoder):
         enc_output_size = enc_output_size or num_hiddens
         if score == "dot" and enc_output_size != num_hiddens:
             raise InvalidValueError(f"enc_output_size: the dot score needs it equal to num_hiddens ({num_hiddens}), "
-                             f"got {enc_output_size}")
+                                    f"got {enc_output_size}")
         rng = as_rng(rng)
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
                          embed_size + (num_hiddens if input_feeding else 0), num_hiddens, rng=rng, dtype=dtype)

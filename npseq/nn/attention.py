@@ -36,7 +36,7 @@ def _check_matches_params(module: Module, name: str, array, param: Parameter) ->
     check_same_backend(name, array, param.data)
     if array.dtype != param.dtype:
         raise InvalidTypeError(f"{name}: expected dtype {param.dtype} (the dtype of "
-                        f"{type(module).__name__}'s parameters), got {array.dtype}")
+                               f"{type(module).__name__}'s parameters), got {array.dtype}")
 
 
 class DotProductAttention(Module):

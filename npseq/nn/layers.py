@@ -87,7 +87,7 @@ class Embedding(Module):
         check_shape("dout", dout, (None,) * (dout.ndim - 1) + (self.embedding_dim,))
         if dout.size != ids.size * self.embedding_dim:
             raise InvalidValueError(f"dout: expected one {self.embedding_dim}-vector per token id "
-                             f"({ids.size} ids), got shape {tuple(dout.shape)}")
+                                    f"({ids.size} ids), got shape {tuple(dout.shape)}")
         self.W.grad += F.word_embedding_backward(dout.reshape(1, -1, self.embedding_dim), cache.lookup)
         return None
 

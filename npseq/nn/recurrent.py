@@ -3,7 +3,8 @@
 Each layer is a thin wrapper over the fast sequence functions of
 :mod:`npseq.functional.sequence` (``rnn_sequence_forward``, ``*_backward_data``,
 ``*_backward_weights``, and likewise for the GRU and LSTM), which equal loops over the
-reference cells of :mod:`npseq.functional.recurrent`; no cell maths is repeated here. Shapes are batch first: ``x`` ``(N, T, D)``, outputs
+reference cells of :mod:`npseq.functional.recurrent`; no cell maths is repeated here. Shapes are
+batch first: ``x`` ``(N, T, D)``, outputs
 ``(N, T, num_directions * H)``, states ``(num_layers * num_directions, N, H)`` with the
 row of layer ``l``, direction ``d`` at ``l * num_directions + d`` (PyTorch's order).
 
@@ -205,7 +206,7 @@ class RecurrentBase(Module):
         else:
             if not isinstance(state, (tuple, list)) or len(state) != 2:
                 raise InvalidTypeError(f"{name}: expected a tuple (h, c) of two arrays {layout}, "
-                                f"got {type(state).__name__}")
+                                       f"got {type(state).__name__}")
             parts, names = tuple(state), (f"{name}[0]", f"{name}[1]")
         for part, part_name in zip(parts, names):
             if part is None and allow_none_parts:
@@ -215,7 +216,7 @@ class RecurrentBase(Module):
             check_same_backend(part_name, part, self._reference)
             if part.dtype != self._reference.dtype:
                 raise InvalidTypeError(f"{part_name}: expected dtype {self._reference.dtype} (the layer's dtype), "
-                                f"got {part.dtype}")
+                                       f"got {part.dtype}")
         return parts
 
     def _public_state(self, parts):
@@ -237,7 +238,7 @@ class RecurrentBase(Module):
         n, t_steps, d = x.shape
         if n == 0 or t_steps == 0:
             raise InvalidValueError(f"x: expected at least one sequence and one time step (N >= 1, T >= 1), "
-                             f"got shape {tuple(x.shape)}")
+                                    f"got shape {tuple(x.shape)}")
         if d != self.input_size:
             raise InvalidValueError(f"x: expected shape (N, T, {self.input_size}), got {tuple(x.shape)}")
         if x.dtype != self._reference.dtype:
@@ -251,7 +252,8 @@ class RecurrentBase(Module):
         if valid_lens is not None:
             check_valid_lens("valid_lens", valid_lens, (n,), t_steps)
             check_same_backend("valid_lens", valid_lens, self._reference)
-            padding = S.sequence_padding(valid_lens, t_steps, x)  # the reverse direction's too: it reverses within lengths
+            # the reverse direction's padding too: it reverses within lengths
+            padding = S.sequence_padding(valid_lens, t_steps, x)
             if self.bidirectional:
                 steps = xp.arange(t_steps)[None, :]
                 lens = valid_lens[:, None]
@@ -305,7 +307,6 @@ class RecurrentBase(Module):
                 if direction == 1:
                     dh = self._reverse(dh, cache.reverse_index)
                 direction_cache = layer_cache.directions[direction]
-                finals_like = [direction_cache.h_last] + ([direction_cache.c_last] if self._state_parts == 2 else [])
                 dfinals = [None if part is None else part[k] for part in dparts]
                 dseq, dstart, preact, step_norms = self._run_backward_data(
                     dh, direction_cache, dfinals, self.record_step_norms)
@@ -485,7 +486,7 @@ def _check_torch_compatible(module):
         raise InvalidTypeError(f"module: expected an npseq RNN, GRU or LSTM, got {type(module).__name__}")
     if isinstance(module, GRU) and not module.reset_after:
         raise InvalidValueError("module: expected GRU(reset_after=True), the variant torch.nn.GRU computes; "
-                         "got reset_after=False")
+                                "got reset_after=False")
 
 
 def to_torch_state_dict(module) -> dict:

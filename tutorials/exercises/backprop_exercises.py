@@ -41,8 +41,14 @@ import numpy as np  # noqa: F401 (you will need it)
 
 from npseq.exercises import bahdanau_decoder_step_forward  # noqa: F401
 from npseq.functional import (  # noqa: F401 (the forwards, to experiment with: their caches are your inputs)
-    additive_attention_forward, gru_step_forward, lstm_forward, lstm_step_forward, masked_softmax, rnn_forward,
-    rnn_step_forward, word_embedding_forward,
+    additive_attention_forward,
+    gru_step_forward,
+    lstm_forward,
+    lstm_step_forward,
+    masked_softmax,
+    rnn_forward,
+    rnn_step_forward,
+    word_embedding_forward,
 )
 
 
