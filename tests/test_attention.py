@@ -534,6 +534,10 @@ F32 = np.float32
      r"Wq: expected dtype float64 \(the dtype of queries\)"),
     ("additive_projected", _bad("additive_projected", projected_keys=np.zeros((N, K, H + 1))), ValueError,
      r"projected_keys: expected feature size 4"),
+    ("scaled_dot", _bad("scaled_dot", keys=np.zeros((N, 0, DK)), values=np.zeros((N, 0, DV))), ValueError,
+     r"keys: expected at least one key \(K >= 1\)"),
+    ("additive", _bad("additive", keys=np.zeros((N, 0, DK)), values=np.zeros((N, 0, DV))), ValueError,
+     r"keys: expected at least one key \(K >= 1\)"),
 ])
 def test_functional_input_errors(kind, inputs, error, match):
     with pytest.raises(error, match=match):

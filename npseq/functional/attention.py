@@ -78,6 +78,9 @@ def _check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> No
     _check_float_like("values", values, queries, "queries")
     check_ndim("values", values, 3, "(N, K, Dv)")
     n, k = queries.shape[0], keys.shape[1]
+    if k == 0:
+        raise InvalidValueError(f"{keys_name}: expected at least one key (K >= 1) in (N, K, Dk), "
+                                f"got shape {tuple(keys.shape)}")
     if keys.shape[0] != n:
         raise InvalidValueError(f"{keys_name}: expected batch size {n} (that of queries), "
                                 f"got shape {tuple(keys.shape)}")
