@@ -20,13 +20,12 @@
 # holding `fra.txt`: one pair per line, `English<TAB>French`, in newer exports followed by
 # a third, attribution column). d2l's own loader, `d2l.load_data_nmt`, downloads its copy
 # of `fra-eng.zip` from the book's data server and unpacks `fra-eng/fra.txt`. npseq never
-# downloads anything: put `fra.txt` at `../shared/data/fra-eng/fra.txt` relative to the
-# repository, or point the environment variable `NPSEQ_FRA` at it, or set `FRA_PATH` in
+# downloads anything: point the environment variable `NPSEQ_FRA` at your `fra.txt`, or set `FRA_PATH` in
 # the next cell. Without the file, the training cells below are skipped with a message,
 # and the rest of the tutorial (the settings, the model, its gradient check) still runs.
 
 # %%
-FRA_PATH = None  # set to the path of fra.txt to override NPSEQ_FRA and the default location
+FRA_PATH = None  # set to the path of fra.txt to override NPSEQ_FRA (default: fra.txt beside this tutorial)
 
 import inspect
 import os
@@ -52,8 +51,7 @@ try:
     HERE = pathlib.Path(__file__).resolve().parent  # run as a script
 except NameError:
     HERE = pathlib.Path.cwd()  # in Jupyter or VS Code the notebook's folder is the working directory
-DEFAULT_FRA = HERE.parent.parent / "shared" / "data" / "fra-eng" / "fra.txt"
-FRA = pathlib.Path(FRA_PATH or os.environ.get("NPSEQ_FRA") or DEFAULT_FRA)
+FRA = pathlib.Path(FRA_PATH or os.environ.get("NPSEQ_FRA") or HERE / "fra.txt")
 HAVE_DATA = FRA.is_file()
 if HAVE_DATA:
     print(f"corpus: {FRA}")
@@ -94,7 +92,7 @@ print(inspect.getdoc(load_data_nmt).split("Returns:")[0])
 #
 # The vocabularies come from the data, so the exact model does too. With the corpus we
 # build it from the real vocabularies; without it, from the sizes the first 600 pairs of
-# the `fra.txt` in `../shared/data` give (188 English and 201 French tokens), which is
+# the `fra.txt` export d2l uses give (188 English and 201 French tokens), which is
 # enough to see how the parameters are distributed.
 
 # %%
@@ -107,7 +105,7 @@ if HAVE_DATA:
     print("and as tokens:   ", src_vocab.to_tokens(X[0, :X_len[0]].tolist()), "->",
           tgt_vocab.to_tokens(Y[0, :Y_len[0]].tolist()))
 else:
-    vocab_sizes = (188, 201)  # assumed: what the first 600 pairs of the shared fra.txt give
+    vocab_sizes = (188, 201)  # assumed: what the first 600 pairs of d2l's fra.txt give
     print(f"no corpus: assuming vocabularies of {vocab_sizes[0]} English and {vocab_sizes[1]} French tokens")
 
 model = build_seq2seq(*vocab_sizes, seed=0, **MODEL)
