@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -21,17 +22,6 @@ import time
 from . import __version__
 from .errors import UserError
 
-DEMO_TRAINING = dict(batch_size=128, lr=0.01, clip=1.0)
-DEMO_EPOCHS = {"numbers": 6, "dates": 8, "reverse": 10}
-
-
-# The flags of `train` that shape the run. Their argparse default is None, so that `--resume` can
-# tell a flag the user gave (which must agree with the checkpoint) from one left out (taken from it).
-TRAIN_DEFAULTS = dict(num_examples=None, num_steps=None, batch_size=64, decoder="bahdanau", score="general",
-                      no_input_feeding=False, cell="gru", embed_size=32, num_hiddens=32, num_layers=2,
-                      dropout=0.1, bidirectional=False, optimizer="adam", lr=0.005, clip=1.0, loss="d2l", seed=0)
-# Flags whose change alters the data a run sees, hence its vocabularies and batches.
-DATA_FLAGS = ("num_examples", "num_steps", "seed")
 # A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
 # beam no longer changes translations, so the command caps it where memory stays small.
 MAX_BEAM_SIZE = 256
@@ -100,192 +90,101 @@ def _output_dir(path: str) -> str:
 
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args) -> int:
-    from .data import load_translation_data
-    from .decode import evaluate_translations, translate
-    from .models import DEMO_SETTINGS, build_seq2seq
-    from .optim import make_optimizer
-    from .train import train_seq2seq
+    from .decode import translate
+    from .runs import DEMO_EPOCHS, TranslationRun, demo_settings
     from .viz import plot_history, show_heatmaps
-    out = _output_dir(args.out)
+    folder = os.path.join(args.out, args.task)  # as the user wrote it, for the command printed at the end
+    out = _output_dir(folder)
     start = time.perf_counter()
     epochs = args.epochs or DEMO_EPOCHS[args.task]
     _say(f"npseq demo: a Bahdanau-attention GRU translator learns the built-in '{args.task}' task "
          f"({epochs} epoch{'' if epochs == 1 else 's'}, seed {args.seed})")
-    corpus = load_translation_data(args.task, num_examples=args.num_examples,
-                                   batch_size=DEMO_TRAINING["batch_size"], seed=args.seed)
+    run = TranslationRun.start(task=args.task, save=os.path.join(out, "model.npz"),
+                               **demo_settings(args.task, num_examples=args.num_examples, seed=args.seed))
+    corpus = run.corpus
     if not corpus.test_pairs:
         raise UsageError(f"--num-examples: {args.num_examples} examples leave no test pair to show the model "
                          f"on (a tenth is held out); give more")
     _say(f"data: {len(corpus.batches.arrays[0])} training pairs, {len(corpus.test_pairs)} test pairs, "
          f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)} tokens")
-    model = build_seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), seed=args.seed, **DEMO_SETTINGS)
-    optimizer = make_optimizer("adam", model.parameters(), DEMO_TRAINING["lr"])
-    history = train_seq2seq(model, corpus.batches, corpus.tgt_vocab, optimizer, epochs,
-                            clip=DEMO_TRAINING["clip"], seed=args.seed, progress=not args.no_progress)
+    run.train(epochs, progress=not args.no_progress)
     trained = time.perf_counter() - start
-    src_len, max_len = corpus.num_steps
-    bleu, exact = evaluate_translations(model, corpus.test_pairs, corpus.src_vocab, corpus.tgt_vocab,
-                                        src_len=src_len, max_len=max_len)
-    _say(f"trained in {trained:.1f} s: per-token cross-entropy {history.token_ce[-1]:.4f}, "
-         f"{history.tokens_per_s[-1]:.0f} target tokens/s")
-    _say(f"test: BLEU {bleu:.3f}, exact match {exact:.1%} ({len(corpus.test_pairs)} unseen examples, greedy)")
+    scores = run.evaluate()
+    _say(f"trained in {trained:.1f} s: per-token cross-entropy {run.history.token_ce[-1]:.4f}, "
+         f"{run.history.tokens_per_s[-1]:.0f} target tokens/s")
+    _say(f"test: BLEU {scores.bleu:.3f}, exact match {scores.exact_match:.1%} ({len(corpus.test_pairs)} unseen "
+         f"examples, greedy)")
     _say("\nsample translations (greedy | beam 3):")
+    src_len, max_len = corpus.num_steps
+    options = dict(task=args.task, src_max_len=src_len)
     heatmap = None
     for src, _ in corpus.test_pairs[:5]:
         sentence = corpus.text.detokenize_source(src)
-        options = dict(task=args.task, src_max_len=src_len)
-        greedy = translate(model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, **options)
-        beam = translate(model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, "beam", beam_size=3, **options)
+        greedy = translate(run.model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, **options)
+        beam = translate(run.model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, "beam", beam_size=3,
+                         **options)
         _say(f"  {sentence}  =>  {greedy.text}  |  {beam.text}")
         if heatmap is None and greedy.result.attention is not None:
             heatmap = show_heatmaps(greedy.result.attention, greedy.source_tokens, greedy.attention_rows,
                                     os.path.join(out, "attention.png"), title=f"attention: {sentence}")
-    curve = plot_history(history, os.path.join(out, "loss.png"), keys=("token_ce",),
+    curve = plot_history(run.history, os.path.join(out, "loss.png"), keys=("token_ce",), log_scale=True,
                          title=f"training on '{args.task}'")
-    _say(f"\nwrote {heatmap} (where the decoder looked) and {curve} (the loss curve)")
+    _say(f"\nwrote {heatmap} (where the decoder looked), {curve} (the loss curve) and the model")
     _say(f"total wall time {time.perf_counter() - start:.1f} s")
+    unseen = corpus.text.detokenize_source(corpus.test_pairs[min(5, len(corpus.test_pairs) - 1)][0])
+    _say(f"\ntranslate a sentence it has not seen:\n  npseq translate "
+         f"{shlex.quote(os.path.join(folder, 'model.npz'))} {shlex.quote(unseen)}")
     return 0
 
 
 # --------------------------------------------------------------------- train
-def _model_config(args, corpus) -> dict:
-    return dict(src_vocab_size=len(corpus.src_vocab), tgt_vocab_size=len(corpus.tgt_vocab), decoder=args.decoder,
-                cell=args.cell, embed_size=args.embed_size, num_hiddens=args.num_hiddens,
-                num_layers=args.num_layers, dropout=args.dropout, bidirectional=args.bidirectional,
-                score=args.score, input_feeding=not args.no_input_feeding, seed=args.seed)
-
-
-def _resume_settings(args, checkpoint, run: dict) -> None:
-    """Take the run's settings from the checkpoint into ``args``; a flag given with another value is an error."""
-    from .checkpoint import saved_training_settings
-    saved = saved_training_settings(checkpoint, run)
-    for key in TRAIN_DEFAULTS:
-        given = getattr(args, key)
-        expected = saved[key]
-        if key == "num_steps" and given is not None:
-            given = (given, given)
-        if given is not None and given != expected:
-            flag = "--" + key.replace("_", "-")
-            shown = given[0] if key == "num_steps" else given
-            why = " (it changes the data and the vocabularies)" if key in DATA_FLAGS else ""
-            raise UsageError(f"--resume: {flag} {shown} conflicts with {args.resume}, which was trained with "
-                             f"{flag} {expected}{why}; leave {flag} out to continue the saved run")
-        setattr(args, key, expected)
-
-
 def cmd_train(args) -> int:
-    from . import backend
-    from .checkpoint import (
-        check_save_path,
-        load_checkpoint,
-        save_checkpoint,
-        saved_training_run,
-        seq2seq_from_checkpoint,
-    )
-    from .data import load_translation_data
-    from .decode import evaluate_translations
-    from .models import build_seq2seq
-    from .nn import MaskedSoftmaxCELoss
-    from .optim import make_optimizer
-    from .train import EpochProgress, History, StopOnCtrlC, train_seq2seq
-    if (args.task is None) == (args.data is None):
-        raise UsageError("give exactly one of --task NAME or --data PATH")
-    if args.save:
-        check_save_path(args.save, {"--data": args.data}, args.force)
-    position = EpochProgress()
+    from .runs import RUN_DEFAULTS, TranslationRun
+    from .train import StopOnCtrlC
+    given = {key: getattr(args, key) for key in RUN_DEFAULTS}
+    source = dict(task=args.task, data=args.data, save=args.save, force=args.force)
+    run = TranslationRun.resume(args.resume, **source, **given) if args.resume else TranslationRun.start(**source,
+                                                                                                        **given)
     if args.resume:
-        checkpoint = load_checkpoint(args.resume)
-        run = saved_training_run(checkpoint)
-        if run.get("task") != args.task or run.get("data") != (args.data and os.path.abspath(args.data)):
-            raise UsageError(f"--resume: {args.resume} was trained on "
-                             f"{run.get('task') or run.get('data')}, not on {args.task or args.data}")
-        _resume_settings(args, checkpoint, run)
-    else:
-        for key, value in TRAIN_DEFAULTS.items():
-            if getattr(args, key) is None:
-                setattr(args, key, value)
-    corpus = load_translation_data(args.task, args.data, num_examples=args.num_examples, batch_size=args.batch_size,
-                                   num_steps=args.num_steps, seed=args.seed)
-    done_epochs = 0
-    if args.resume:
-        if checkpoint.vocabs.get("src") != corpus.src_vocab or checkpoint.vocabs.get("tgt") != corpus.tgt_vocab:
-            raise UsageError(f"--resume: the vocabularies in {args.resume} differ from this data's "
-                             f"(same --num-examples and --seed as the saved run?)")
-        position = run.get("epoch_progress", position)
-        if position.batches_done >= len(corpus.batches):
-            raise UsageError(f"--resume: {args.resume} stopped after batch {position.batches_done} of an epoch "
-                             f"of {len(corpus.batches)} batches")
-        model = seq2seq_from_checkpoint(checkpoint)
-        config = checkpoint.config
-        optimizer = make_optimizer(args.optimizer, model.parameters(), args.lr)
-        checkpoint.restore(model, optimizer)
-        done_epochs = checkpoint.epoch or 0
-        history = run["history"]
-        where = f" and {position.batches_done} batches" if position.batches_done else ""
-        _say(f"resuming {args.resume} after epoch {done_epochs}{where}")
-    else:
-        config = _model_config(args, corpus)
-        model = build_seq2seq(**config)
-        optimizer = make_optimizer(args.optimizer, model.parameters(), args.lr)
-        history = History()
-    remaining = args.epochs - done_epochs
-    if remaining <= 0:
-        raise UsageError(f"--epochs: the run already has {done_epochs} epochs; ask for more than that")
-    corpus.batches.set_epoch(done_epochs)
-    completed = [done_epochs]  # epochs finished so far, updated as training goes
-    extra = dict(task=args.task, data=args.data and os.path.abspath(args.data), num_steps=list(corpus.num_steps),
-                 num_examples=args.num_examples, optimizer=args.optimizer, loss=args.loss, clip=args.clip,
-                 batch_size=args.batch_size, seed=args.seed)
-
-    def save():
-        if args.save:
-            save_checkpoint(args.save, model, config=config, vocabs={"src": corpus.src_vocab, "tgt": corpus.tgt_vocab},
-                            optimizer=optimizer, epoch=completed[0], history=history.to_dict(),
-                            extra=dict(extra, epoch_progress=position.to_dict()))
-
-    def on_epoch_end(epoch, epoch_history):
-        for key, values in epoch_history.to_dict().items():
-            getattr(history, key).append(values[-1])
-        completed[0] = done_epochs + epoch + 1
-        save()
-
+        where = f" and {run.position.batches_done} batches" if run.position.batches_done else ""
+        _say(f"resuming {args.resume} after epoch {run.epochs_done}{where}")
     with StopOnCtrlC() as ctrl_c:
-        _say(f"training a {config['decoder']} {config['cell'].upper()} encoder-decoder on "
-             f"{args.task or args.data}: {len(corpus.batches.arrays[0])} pairs, "
-             f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)}")
-        # A diverging run is reported as one TrainingDiverged line, not as NumPy's overflow warnings.
-        with backend.numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            train_seq2seq(model, corpus.batches, corpus.tgt_vocab, optimizer, remaining,
-                          loss_fn=MaskedSoftmaxCELoss(args.loss), clip=args.clip or None, seed=args.seed,
-                          progress=not args.no_progress, on_epoch_end=on_epoch_end, stop=lambda: ctrl_c.pressed,
-                          position=position)
-        if ctrl_c.pressed and completed[0] < args.epochs:
-            # The loop stopped between two updates: the checkpoint holds the model, optimizer and
-            # generators of that moment and where in the epoch it was, so --resume continues exactly.
+        _say(f"training a {run.config['decoder']} {run.config['cell'].upper()} encoder-decoder on "
+             f"{args.task or args.data}: {len(run.corpus.batches.arrays[0])} pairs, "
+             f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}")
+        if not run.train(args.epochs, progress=not args.no_progress, stop=lambda: ctrl_c.pressed):
             if not args.save:
                 _say("\ninterrupted (no --save was given, so nothing was kept)", file=sys.stderr)
                 return EXIT_INTERRUPTED
-            save()
-            where = (f" plus {position.batches_done} of {len(corpus.batches)} batches of epoch {completed[0] + 1}"
-                     if position.batches_done else "")
-            _say(f"\ninterrupted: the checkpoint of epoch {completed[0]}{where} is in {args.save}; "
+            batches = run.position.batches_done
+            where = (f" plus {batches} of {len(run.corpus.batches)} batches of epoch {run.epochs_done + 1}"
+                     if batches else "")
+            _say(f"\ninterrupted: the checkpoint of epoch {run.epochs_done}{where} is in {args.save}; "
                  f"continue with --resume {args.save}", file=sys.stderr)
             return EXIT_INTERRUPTED
+    history = run.history
     _say(f"epoch {args.epochs}: loss {history.loss[-1]:.4f}, per-token cross-entropy {history.token_ce[-1]:.4f}"
-         + (f", d2l metric {history.d2l_metric[-1]:.4f}" if args.loss == "d2l" else ""))
-    if corpus.test_pairs:
-        src_len, max_len = corpus.num_steps
-        bleu, exact = evaluate_translations(model, corpus.test_pairs, corpus.src_vocab, corpus.tgt_vocab,
-                                            src_len=src_len, max_len=max_len)
-        _say(f"test: BLEU {bleu:.3f}, exact match {exact:.1%}")
+         + (f", d2l metric {history.d2l_metric[-1]:.4f}" if run.settings["loss"] == "d2l" else ""))
+    scores = run.evaluate()
+    if scores is not None:
+        _say(f"test: BLEU {scores.bleu:.3f}, exact match {scores.exact_match:.1%}")
     if args.save:
         _say(f"saved {args.save}")
     return 0
 
 
 # ----------------------------------------------------------------- translate
+def _unknown_words_line(sentence: str, unknown: list) -> str:
+    def described(entry):
+        notes = ([entry.hint] if entry.hint else []) + (
+            [f"nearest known: {', '.join(map(repr, entry.nearest))}"] if entry.nearest else [])
+        return repr(entry.word) + (f" ({'; '.join(notes)})" if notes else "")
+    return f"not in the vocabulary, read as <unk>: {', '.join(map(described, unknown))} (in {sentence!r})"
+
+
 def cmd_translate(args) -> int:
     from .checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
+    from .data import unknown_words
     from .data.translation import DEFAULT_FILE_STEPS
     from .decode import translate
     from .viz import show_heatmaps
@@ -295,6 +194,7 @@ def cmd_translate(args) -> int:
     saved = saved_training_run(checkpoint)
     if "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:
         raise UsageError(f"checkpoint: {args.checkpoint} holds no source and target vocabularies")
+    src_vocab, tgt_vocab = checkpoint.vocabs["src"], checkpoint.vocabs["tgt"]
     model = seq2seq_from_checkpoint(checkpoint)
     task = saved.get("task")
     src_max_len, max_len = saved.get("num_steps") or [DEFAULT_FILE_STEPS, DEFAULT_FILE_STEPS]
@@ -302,11 +202,18 @@ def cmd_translate(args) -> int:
     sentences = args.sentences or [line for line in sys.stdin.read().splitlines() if line.strip()]
     if not sentences:
         raise UsageError("no sentence to translate: pass sentences as arguments or one per line on stdin")
+    unknown = {sentence: unknown_words(sentence, src_vocab, task) for sentence in sentences}
+    if args.strict:
+        for sentence, words in unknown.items():
+            if words:  # refused before any output, so a script sees all or nothing
+                raise UsageError(f"--strict: {_unknown_words_line(sentence, words)}")
     model.eval()
     for i, sentence in enumerate(sentences):
+        if unknown[sentence]:
+            _say(f"npseq translate: {_unknown_words_line(sentence, unknown[sentence])}", file=sys.stderr)
         search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
-        translation = translate(model, sentence, checkpoint.vocabs["src"], checkpoint.vocabs["tgt"], max_len,
-                                task=task, src_max_len=src_max_len, **search)
+        translation = translate(model, sentence, src_vocab, tgt_vocab, max_len, task=task, src_max_len=src_max_len,
+                                **search)
         _say(f"{sentence} => {translation.text}")
         if args.attention_png and translation.result.attention is not None:
             root, ext = os.path.splitext(args.attention_png)
@@ -366,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS
     from .nn.loss import TRAINING_REDUCTIONS
     from .optim import OPTIMIZERS
+    from .runs import DEMO_EPOCHS, RUN_DEFAULTS
     parser = _Parser(
         prog="npseq",
         description="Sequence models written by hand in NumPy: RNN, GRU, LSTM, attention, seq2seq.")
@@ -376,9 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
                                description="Train a Bahdanau-attention GRU on a built-in task, report test BLEU "
                                            "and exact match, print sample translations and draw the attention.")
     demo.add_argument("--task", choices=TASKS, default="numbers")
-    demo.add_argument("--epochs", type=positive(int), default=None, help="default: 6 for numbers")
+    demo.add_argument("--epochs", type=positive(int), default=None,
+                      help="default: " + ", ".join(f"{epochs} for {task}" for task, epochs in DEMO_EPOCHS.items()))
     demo.add_argument("--num-examples", type=positive(int), default=None, help="default: the whole task (10,000)")
-    demo.add_argument("--out", default="npseq-demo", help="folder for the PNG files (default: ./npseq-demo)")
+    demo.add_argument("--out", default="npseq-demo",
+                      help="folder for the model and its PNG files, one subfolder per task (default: ./npseq-demo)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
     demo.set_defaults(run=cmd_demo)
@@ -387,8 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     source = train.add_argument_group("data")
     source.add_argument("--task", choices=TASKS, help="a built-in task")
     source.add_argument("--data", type=_existing_file, help="a tab-separated parallel corpus (e.g. fra.txt)")
-    # Defaults of the run-shaping flags are None here and TRAIN_DEFAULTS in cmd_train (see there).
-    defaults = TRAIN_DEFAULTS
+    # The run-shaping flags default to None: with --resume, a flag left out is taken from the checkpoint,
+    # and one given must agree with it; otherwise None means RUN_DEFAULTS' value.
+    defaults = RUN_DEFAULTS
     source.add_argument("--num-examples", type=positive(int), default=None)
     source.add_argument("--num-steps", type=positive(int, MAX_DECODE_LEN), default=None,
                         help="default: 10 for --data, the task's own")
@@ -428,6 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
     translate.add_argument("--max-len", type=positive(int, MAX_DECODE_LEN), default=None,
                            help="most output tokens (default: the trained length)")
     translate.add_argument("--attention-png", help="draw the attention of each sentence to this PNG")
+    translate.add_argument("--strict", action="store_true",
+                           help="refuse sentences with words outside the vocabulary (exit 2) instead of warning")
     translate.set_defaults(run=cmd_translate)
 
     lm = commands.add_parser("lm", help="train a character language model, then sample from it")

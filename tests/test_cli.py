@@ -2,6 +2,7 @@
 import os
 import pathlib
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -27,16 +28,46 @@ def test_help_and_version():
     assert npseq("--version").stdout.startswith("npseq ")
 
 
-def test_demo_trains_reports_and_draws(tmp_path):
+def test_demo_trains_reports_draws_and_hands_over_a_model(tmp_path):
     result = npseq("demo", "--task", "reverse", "--epochs", "1", "--num-examples", "300", "--no-progress",
-                   "--out", tmp_path / "out")
+                   "--out", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "test: BLEU " in out and "exact match" in out
     assert out.count("  =>  ") == 5  # five sample translations, greedy | beam
     for name in ("attention.png", "loss.png"):
-        png = tmp_path / "out" / name
+        png = tmp_path / "out" / "reverse" / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and str(png) in out
+    # The last line is a command to run next, from the same folder, on a sentence the demo held out.
+    command = shlex.split(out.strip().splitlines()[-1])
+    assert command[:3] == ["npseq", "translate", "out/reverse/model.npz"] and len(command) == 4
+    test_sources = {line.split("  =>  ")[0].strip() for line in out.splitlines() if "  =>  " in line}
+    assert command[3] not in test_sources
+    translated = npseq(*command[1:], cwd=tmp_path)
+    assert translated.returncode == 0 and translated.stdout.startswith(f"{command[3]} => "), translated.stderr
+
+
+def test_demos_of_two_tasks_keep_their_own_files(tmp_path):
+    for task in ("reverse", "numbers"):
+        assert npseq("demo", "--task", task, "--epochs", "1", "--num-examples", "200", "--no-progress",
+                     "--out", tmp_path).returncode == 0
+    assert {path.name for path in tmp_path.iterdir()} == {"reverse", "numbers"}
+    assert all((tmp_path / task / "model.npz").is_file() for task in ("reverse", "numbers"))
+
+
+def test_translate_names_unknown_words_on_stderr_and_refuses_them_with_strict(tmp_path):
+    model = tmp_path / "numbers.npz"
+    assert npseq("train", "--task", "numbers", "--num-examples", "200", "--epochs", "1", *SMALL,
+                 "--save", model).returncode == 0
+    result = npseq("translate", model, "twenty one", "Forty-Two 12 thousand")
+    assert result.returncode == 0, result.stderr
+    assert [line.split(" => ")[0] for line in result.stdout.splitlines()] == ["twenty one", "Forty-Two 12 thousand"]
+    warning, = result.stderr.splitlines()  # one line, for the one sentence with unknown words
+    assert "'forty-two'" in warning and "'12'" in warning and "'thousand'" not in warning.split("(in")[0]
+    assert "'twelve'" in warning  # digits get the number in words
+    strict = npseq("translate", "--strict", model, "twenty one", "Forty-Two")
+    assert strict.returncode == 2 and strict.stdout == "" and "--strict" in strict.stderr
+    assert "'forty-two'" in strict.stderr and len(strict.stderr.splitlines()) == 1
 
 
 def test_train_save_translate_and_resume_exactly(tmp_path):

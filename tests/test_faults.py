@@ -629,7 +629,7 @@ def test_demo_with_a_single_example_says_why(tmp_path, capsys):
 
 def test_a_reader_that_goes_away_ends_translate_quietly(checkpoint):
     # Far more output than a pipe buffers, so the child is still writing when the reader closes.
-    lines = "".join(f"{'one two three four ' * 10}{i}\n" for i in range(3000))
+    lines = "".join(f"{'one two three four ' * 10}{['five', 'six'][i % 2]}\n" for i in range(3000))
     process = subprocess.Popen([sys.executable, "-m", "npseq", "translate", str(checkpoint)], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdin.write(lines.encode())

@@ -37,7 +37,14 @@ from .tasks import (
                  tokenize_french,
 )
 from .text import preprocess_nmt, tokenize_nmt
-from .translation import TranslationData, load_translation_data, source_tokens, target_text
+from .translation import (
+    TranslationData,
+    UnknownWord,
+    load_translation_data,
+    source_tokens,
+    target_text,
+    unknown_words,
+)
 from .vocab import UNK, Vocab
 
 __all__ = ["BatchIterator", "NMT_RESERVED_TOKENS", "UNK", "Vocab", "build_array_nmt", "load_data_nmt",
@@ -47,4 +54,4 @@ __all__ += ["CHAR_ALPHABET", "SeqDataLoader", "load_corpus", "load_data_lm", "nu
 __all__ += ["DATE_FORMATS", "DATE_RANGE", "SPACE", "TASKS", "TaskData", "TaskText", "dates_pairs", "detokenize_french",
             "english_number", "format_date", "french_number", "load_task", "numbers_pairs", "reverse_pairs",
             "task_text", "tokenize_french"]
-__all__ += ["TranslationData", "load_translation_data", "source_tokens", "target_text"]
+__all__ += ["TranslationData", "UnknownWord", "load_translation_data", "source_tokens", "target_text", "unknown_words"]

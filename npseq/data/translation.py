@@ -2,18 +2,20 @@
 
 What ``npseq train``, ``npseq demo`` and the tutorials share: :func:`load_translation_data`
 loads either kind of data behind one record, and :func:`source_tokens` / :func:`target_text`
-turn a raw sentence into the tokens a model of that data reads, and its output back into text.
+turn a raw sentence into the tokens a model of that data reads, and its output back into text;
+:func:`unknown_words` names the words of a sentence that the model would read as ``<unk>``.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import difflib
+from typing import Any, NamedTuple
 
 from ..errors import InvalidTypeError
 from .nmt import load_data_nmt
-from .tasks import TaskText, load_task, task_text
+from .tasks import TaskText, english_number, load_task, task_text
 from .text import preprocess_nmt
-from .vocab import Vocab
+from .vocab import UNK, Vocab
 
 # The length of both sides of a corpus file when none is given (d2l's num_steps for fra.txt).
 DEFAULT_FILE_STEPS = 10
@@ -70,3 +72,33 @@ def source_tokens(sentence: str, task: str | None = None) -> list:
 def target_text(tokens, task: str | None = None) -> str:
     """Output tokens as text: the task's detokeniser, or the tokens joined by spaces for a corpus file."""
     return task_text(task).detokenize_target(tokens) if task is not None else " ".join(tokens)
+
+
+class UnknownWord(NamedTuple):
+    """A source word outside the vocabulary (see :func:`unknown_words`).
+
+    ``nearest``: up to three known words spelled most alike (``difflib``'s ratio >= 0.6), best
+    first, possibly none. ``hint``: a task-specific way to say it, or ``None`` (digits given to
+    the ``numbers`` task: the same number in words, when it is in the task's range).
+    """
+    word: str
+    nearest: tuple
+    hint: str | None = None
+
+
+def unknown_words(sentence: str, src_vocab: Vocab, task: str | None = None) -> list:
+    """The words of ``sentence`` that a model with ``src_vocab`` reads as ``<unk>``, each once, in order.
+
+    The sentence is tokenised as :func:`source_tokens` does (so for a character task the "words"
+    are characters). Returns a list of :class:`UnknownWord`, empty when every word is known.
+    """
+    known = [token for token in src_vocab.idx_to_token if token != UNK and not token.startswith("<")]
+    unknown = []
+    for word in dict.fromkeys(source_tokens(sentence, task)):
+        if word in src_vocab:
+            continue
+        hint = None
+        if task == "numbers" and word.isascii() and word.isdigit() and len(word) <= 4:  # english_number's range
+            hint = f"the numbers model reads number words: {english_number(int(word))!r}"
+        unknown.append(UnknownWord(word, tuple(difflib.get_close_matches(word, known, n=3)), hint))
+    return unknown
