@@ -86,11 +86,11 @@ def _resumed_settings(path: str, saved: dict, given: dict) -> dict:
 class TranslationRun:
     """One training run of an encoder-decoder; build it with :meth:`start` or :meth:`resume`.
 
-    ``settings``: every key of :data:`RUN_DEFAULTS`, filled in. ``task`` / ``data``: the built-in
-    task or the corpus file (absolute path) trained on, exactly one of them. ``config``: the
-    :func:`~npseq.models.build_seq2seq` arguments of ``model``. ``epochs_done``: whole epochs
-    trained so far; ``position``: how far into the next one (an interrupted run). ``save_path``:
-    where :meth:`save` writes (``None``: nowhere).
+    ``settings``: every key of :data:`RUN_DEFAULTS`, filled in (``num_steps`` as ``(source, target)``).
+    ``task`` / ``data``: the built-in task or the corpus file (absolute path) trained on, exactly
+    one of them. ``config``: the :func:`~npseq.models.build_seq2seq` arguments of ``model``.
+    ``epochs_done``: whole epochs trained so far; ``position``: how far into the next one (an
+    interrupted run). ``save_path``: where :meth:`save` writes (``None``: nowhere).
     """
     settings: dict
     task: str | None
@@ -118,6 +118,7 @@ class TranslationRun:
         if save:
             check_save_path(save, {"--data": data}, force)
         corpus = _load(task, data, settings)
+        settings["num_steps"] = tuple(corpus.num_steps)  # as resume() reads them back: (source, target)
         config = _model_config(settings, corpus)
         model = build_seq2seq(**config)
         optimizer = make_optimizer(settings["optimizer"], model.parameters(), settings["lr"])
