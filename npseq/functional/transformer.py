@@ -340,8 +340,8 @@ def multihead_attention_backward(dout, cache: MultiheadAttentionCache, dweights=
     their backwards are each other.
 
     :math:`db_k` is zero up to rounding: adding :math:`b_k` to every key adds
-    :math:`\hat q \cdot b_k` to all the scores of a query alike, and a softmax does not see a
-    shift (in the equations, each row of :math:`dS` sums to 0, so :math:`\sum_k d\hat K_k = 0`).
+    :math:`\\hat q \\cdot b_k` to all the scores of a query alike, and a softmax does not see a
+    shift (in the equations, each row of :math:`dS` sums to 0, so :math:`\\sum_k d\\hat K_k = 0`).
     It is computed like the others, all the same.
 
     Args:
