@@ -93,6 +93,7 @@ BUILDS_ON = {
     "rnn_backward": ("rnn_step_backward",),
     "lstm_backward": ("lstm_step_backward",),
     "bahdanau_decoder_step_backward": ("gru_step_backward", "additive_attention_backward"),
+    "multihead_attention_backward": ("masked_softmax_backward",),
 }
 """The exercises whose solution calls another one (the learner's own): a hand-out that has one has the other."""
 

@@ -1,6 +1,6 @@
 """Grade a learner's backward passes: ``npseq grade my_file.py`` (or ``python -m npseq.grade my_file.py``).
 
-The course exercises (``tutorials/exercises/``) ask for ten backward functions, each
+The course exercises (``tutorials/exercises/``) ask for twelve backward functions, each
 with the exact signature of npseq's own (:data:`EXERCISES` lists them), five steps:
 
 * ``rnn_step_backward(dnext_h, cache) -> (dx, dprev_h, dWx, dWh, db)``
@@ -18,6 +18,13 @@ and five over sequences:
 * ``temporal_softmax_loss(x, y, mask) -> (loss, dx)``, a loss: its value is checked too
 * ``bahdanau_decoder_step_backward(dnext_h, cache) -> (dx, dprev_h, denc_outputs, dWq, dWk, dwv, dWx, dWh,
   dbx, dbh)``, attention and a GRU step (:mod:`npseq.exercises` holds its forward and reference)
+
+and two pieces of the Transformer:
+
+* ``layer_norm_backward(dy, cache) -> (dx, dgamma, dbeta)``
+* ``multihead_attention_backward(dout, cache, dweights=None) -> (dqueries, dkeys, dvalues, grads)``, with
+  ``grads`` a dict of the parameters' gradients keyed as the forward's ``params``; every one is graded
+  but ``b_k``'s, which is 0 in exact arithmetic and so rounding noise to finite differences
 
 For every one of these names that the learner's file defines, and for each of a
 few fixed cases (seeded float64 inputs; edge cases such as N=1, T=1, a row of all
@@ -308,6 +315,70 @@ def _decoder_step_cases():
                  wrt, _one_upstream, 22))
 
 
+def _layer_norm_cases():
+    def build(shape, eps, shift):
+        def make(rng):
+            dim = shape[-1]
+            return {"x": _normal(rng, *shape, scale=2.0) + shift, "gamma": 1 + _normal(rng, dim, scale=0.5),
+                    "beta": _normal(rng, dim), "eps": eps}
+        return make
+
+    return tuple(Case(label, _seeded(seed, build(*args)), F.layer_norm_forward, 1, ("x", "gamma", "beta"),
+                      _one_upstream, seed)
+                 for seed, label, args in (
+                     (23, "x (N=2, T=3, D=5), eps=1e-5, rows not centred", ((2, 3, 5), 1e-5, 3.0)),
+                     (24, "x (4, 6) (2-d), eps=0.5 (large enough to matter)", ((4, 6), 0.5, 0.0)),
+                     (25, "x (N=1, T=1, D=3)", ((1, 1, 3), 1e-5, 0.0))))
+
+
+MULTIHEAD_GRADED = ("W_q", "b_q", "W_k", "W_v", "b_v", "W_o", "b_o")
+"""The parameters whose gradients are graded: all but ``b_k``, whose gradient is 0 (a shift of every score of
+a query, which the softmax ignores), so that finite differences see only rounding noise there."""
+
+
+def _multihead_forward(num_heads, causal):
+    def forward(queries, keys, values, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o, valid_lens):
+        params = {"W_q": W_q, "b_q": b_q, "W_k": W_k, "b_k": b_k, "W_v": W_v, "b_v": b_v, "W_o": W_o, "b_o": b_o}
+        return F.multihead_attention_forward(queries, keys, values, params, num_heads, valid_lens, causal)
+    return forward
+
+
+def _multihead_call(call):
+    """``call``, with the returned dict of parameter gradients laid out as arrays, in :data:`MULTIHEAD_GRADED` order."""
+    def flattened(fn, douts, cache):
+        result = call(fn, douts, cache)
+        if isinstance(result, (tuple, list)) and len(result) == 4 and isinstance(result[3], dict):
+            return (*result[:3], *(result[3].get(name) for name in MULTIHEAD_GRADED))
+        return result
+    return flattened
+
+
+def _multihead_cases():
+    def build(n, t_q, t_k, dims, lens):
+        def make(rng):
+            d_q, d_k, d_v, hidden, d_o = dims
+            sizes = {"W_q": (d_q, hidden), "b_q": (hidden,), "W_k": (d_k, hidden), "b_k": (hidden,),
+                     "W_v": (d_v, hidden), "b_v": (hidden,), "W_o": (hidden, d_o), "b_o": (d_o,)}
+            inputs = {"queries": _normal(rng, n, t_q, d_q), "keys": _normal(rng, n, t_k, d_k),
+                      "values": _normal(rng, n, t_k, d_v)}
+            inputs.update({name: _normal(rng, *shape, scale=0.5) for name, shape in sizes.items()})
+            inputs["valid_lens"] = None if lens is None else _lens(lens)
+            return inputs
+        return make
+
+    wrt = ("queries", "keys", "values") + MULTIHEAD_GRADED
+    return (
+        Case("2 heads, N=2 T_q=3 T_k=4, valid_lens=[4, 2], dweights=None",
+             _seeded(26, build(2, 3, 4, (5, 3, 4, 6, 5), [4, 2])), _multihead_forward(2, False), 1, wrt,
+             _multihead_call(_one_upstream), 26),
+        Case("3 heads, causal, T_q=T_k=4, valid_lens per query, dweights given",
+             _seeded(27, build(2, 4, 4, (6, 6, 6, 6, 6), [[1, 4, 3, 2], [4, 4, 1, 4]])), _multihead_forward(3, True),
+             2, wrt, _multihead_call(_with_dweights), 27),
+        Case("1 head, N=1, one query", _seeded(28, build(1, 1, 3, (2, 2, 3, 4, 2), None)),
+             _multihead_forward(1, False), 1, wrt, _multihead_call(_one_upstream), 28),
+    )
+
+
 EXERCISES = (
     Exercise("rnn_step_backward", "rnn_step_backward(dnext_h, cache)",
              ("dx", "dprev_h", "dWx", "dWh", "db"), F.rnn_step_backward, _rnn_cases()),
@@ -335,6 +406,11 @@ EXERCISES = (
              ("dx", "dprev_h", "denc_outputs", "dWq", "dWk", "dwv", "dWx", "dWh", "dbx", "dbh"),
              bahdanau_decoder_step_backward, _decoder_step_cases(), gates=("r", "z", "n"),
              gated=("dWx", "dWh", "dbx", "dbh")),
+    Exercise("layer_norm_backward", "layer_norm_backward(dy, cache)", ("dx", "dgamma", "dbeta"),
+             F.layer_norm_backward, _layer_norm_cases()),
+    Exercise("multihead_attention_backward", "multihead_attention_backward(dout, cache, dweights=None)",
+             ("dqueries", "dkeys", "dvalues") + tuple(f"d{name}" for name in MULTIHEAD_GRADED),
+             F.multihead_attention_backward, _multihead_cases()),
 )
 """The graded functions, in the order of the exercise sheet."""
 

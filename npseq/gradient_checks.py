@@ -64,7 +64,9 @@ def _activations(rng):
     for name, pair in (("tanh", (F.tanh_forward, F.tanh_backward)),
                        ("sigmoid", (F.sigmoid_forward, F.sigmoid_backward)),
                        ("softmax", (F.softmax_forward, F.softmax_backward)),
-                       ("log_softmax", (F.log_softmax_forward, F.log_softmax_backward))):
+                       ("log_softmax", (F.log_softmax_forward, F.log_softmax_backward)),
+                       ("relu", (F.relu_forward, F.relu_backward)),
+                       ("gelu", (F.gelu_forward, F.gelu_backward))):
         report = check_function(*pair, {"x": _normal(rng, 3, 4)})
         for row in report.rows:
             row.name = f"{name}: {row.name}"
@@ -158,6 +160,99 @@ def _additive_attention(rng):
                   Wk=0.5 * _normal(rng, 5, 4), wv=_normal(rng, 4),
                   valid_lens=_lens(2, 4))
     return check_function(F.additive_attention_forward, _weights_too(F.additive_attention_backward), inputs)
+
+
+# ---------------------------------------------------------------- transformer
+@register("layer_norm")
+def _layer_norm(rng):
+    return check_function(F.layer_norm_forward, F.layer_norm_backward,
+                          {"x": _normal(rng, 2, 3, 5), "gamma": _normal(rng, 5), "beta": _normal(rng, 5)})
+
+
+@register("scaled_dot_product_attention (heads, padding, causal)")
+def _scaled_dot_product_attention(rng):
+    inputs = {"queries": _normal(rng, 3, 2, 4, 3), "keys": _normal(rng, 3, 2, 4, 3),
+              "values": _normal(rng, 3, 2, 4, 2), "valid_lens": _lens(4, 2, 1)}
+    return check_function(F.scaled_dot_product_attention_forward,
+                          _weights_too(F.scaled_dot_product_attention_backward), inputs, kwargs={"causal": True})
+
+
+def _multihead_inputs(rng, dq=5, dk=3, dv=4, hidden=6, do=5):
+    sizes = {"W_q": (dq, hidden), "b_q": (hidden,), "W_k": (dk, hidden), "b_k": (hidden,),
+             "W_v": (dv, hidden), "b_v": (hidden,), "W_o": (hidden, do), "b_o": (do,)}
+    inputs = {"queries": _normal(rng, 2, 3, dq), "keys": _normal(rng, 2, 4, dk), "values": _normal(rng, 2, 4, dv)}
+    return dict(inputs, **{name: 0.7 * _normal(rng, *shape) for name, shape in sizes.items()})
+
+
+# The key bias shifts all scores of a query alike, which the softmax ignores: its true gradient
+# is 0, so the relative error of its rounding noise means nothing. The tests check it is ~0.
+_MULTIHEAD_CHECKED = ("queries", "keys", "values") + tuple(name for name in F.MULTIHEAD_PARAMS if name != "b_k")
+
+
+def _multihead_pair(num_heads, **kwargs):
+    """The multi-head pair with its parameters as separate arguments, the form check_function perturbs."""
+    def forward(queries, keys, values, *weights):
+        return F.multihead_attention_forward(queries, keys, values, dict(zip(F.MULTIHEAD_PARAMS, weights)),
+                                             num_heads, **kwargs)
+
+    def backward(dout, dweights, cache):
+        *dinputs, grads = F.multihead_attention_backward(dout, cache, dweights)
+        return (*dinputs, *(grads[name] for name in _MULTIHEAD_CHECKED[3:]))
+    return forward, backward
+
+
+@register("multihead_attention (2 heads, padding)")
+def _multihead_attention(rng):
+    return check_function(*_multihead_pair(2, valid_lens=_lens(3, 1)), _multihead_inputs(rng),
+                          grad_names=_MULTIHEAD_CHECKED)
+
+
+@register("multihead_attention (3 heads, causal)")
+def _multihead_attention_causal(rng):
+    return check_function(*_multihead_pair(3, causal=True), _multihead_inputs(rng), grad_names=_MULTIHEAD_CHECKED)
+
+
+@register("add_positions")
+def _add_positions(rng):
+    return check_function(F.add_positions_forward, F.add_positions_backward,
+                          {"x": _normal(rng, 2, 3, 4), "positions": _normal(rng, 5, 4)})
+
+
+def _feed_forward_inputs(rng, dim=4, hidden=6):
+    return {"W1": 0.7 * _normal(rng, dim, hidden), "b1": _normal(rng, hidden),
+            "W2": 0.7 * _normal(rng, hidden, dim), "b2": _normal(rng, dim)}
+
+
+for _activation in ("relu", "gelu"):
+    @register(f"feed_forward ({_activation})")
+    def _feed_forward(rng, activation=_activation):
+        return check_function(F.feed_forward_forward, F.feed_forward_backward,
+                              dict(x=_normal(rng, 2, 3, 4), **_feed_forward_inputs(rng)),
+                              kwargs={"activation": activation})
+
+
+def _residual_pair(order):
+    """A residual + layer norm around a GELU feed-forward, its parameters as separate arguments."""
+    def forward(x, gamma, beta, W1, b1, W2, b2):
+        return F.residual_norm_forward(x, lambda z: F.feed_forward_forward(z, W1, b1, W2, b2, "gelu"),
+                                       gamma, beta, order)
+
+    def sublayer_backward(dy, cache):
+        dz, *grads = F.feed_forward_backward(dy, cache)
+        return dz, grads
+
+    def backward(dy, cache):
+        dx, dgamma, dbeta, grads = F.residual_norm_backward(dy, cache, sublayer_backward)
+        return (dx, dgamma, dbeta, *grads)
+    return forward, backward
+
+
+for _order in F.NORM_ORDERS:
+    register(f"residual_norm ({_order}-norm)")(
+        lambda rng, order=_order: check_function(
+            *_residual_pair(order),
+            dict(x=_normal(rng, 2, 3, 4), gamma=1 + 0.3 * _normal(rng, 4), beta=_normal(rng, 4),
+                 **_feed_forward_inputs(rng))))
 
 
 # -------------------------------------------------------------------- modules

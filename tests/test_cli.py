@@ -199,7 +199,8 @@ def test_grade_subcommand_scores_the_skeleton_zero_and_the_engine_full(tmp_path)
     engine = tmp_path / "engine.py"
     engine.write_text("from npseq.functional import rnn_step_backward, lstm_step_backward, gru_step_backward, "
                       "masked_softmax_backward, additive_attention_backward, rnn_backward, lstm_backward, "
-                      "word_embedding_backward, temporal_softmax_loss\n"
+                      "word_embedding_backward, temporal_softmax_loss, layer_norm_backward, "
+                      "multihead_attention_backward\n"
                       "from npseq.exercises import bahdanau_decoder_step_backward\n")
     graded = npseq("grade", engine)
     assert graded.returncode == 0 and "100.0%" in graded.stdout

@@ -22,7 +22,7 @@ def test_a_handout_without_hints_has_the_equations_and_grades_to_zero(tmp_path, 
     out = tmp_path / "handout"
     assert npseq_main(["exercises", "--out", str(out), "--no-hints"]) == 0
     printed = capsys.readouterr().out
-    assert "(10 exercises, no hints)" in printed and "npseq grade backprop_exercises.py" in printed
+    assert "(12 exercises, no hints)" in printed and "npseq grade backprop_exercises.py" in printed
     skeleton, readme = (out / "backprop_exercises.py").read_text(), (out / "README.md").read_text()
     for text in (skeleton, readme):
         assert "Hints:" not in text and "np.add.at" not in text and "da_i    = dc * g * i (1 - i)" not in text

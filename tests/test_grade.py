@@ -18,7 +18,8 @@ ENGINE = """\
 from npseq.exercises import bahdanau_decoder_step_backward
 from npseq.functional import (rnn_step_backward, lstm_step_backward, gru_step_backward,
                               masked_softmax_backward, additive_attention_backward, rnn_backward, lstm_backward,
-                              word_embedding_backward, temporal_softmax_loss)
+                              word_embedding_backward, temporal_softmax_loss, layer_norm_backward,
+                              multihead_attention_backward)
 """
 
 PLANTED = ENGINE + """
@@ -47,7 +48,7 @@ def test_the_shipped_skeleton_scores_zero_and_says_not_implemented(capsys):
     out = capsys.readouterr().out
     assert out.count("not implemented, 0 points") == len(NAMES)
     assert "NotImplementedError" in out and "backprop_exercises.py, line" in out
-    assert out.rstrip().endswith("score: 0.00 / 10 points = 0.0%")
+    assert out.rstrip().endswith("score: 0.00 / 12 points = 0.0%")
 
 
 def test_npseq_own_functions_score_100(tmp_path, capsys):
@@ -61,7 +62,7 @@ def test_npseq_own_functions_score_100(tmp_path, capsys):
         assert "npseq's own" in function.note  # an instructor sees that nothing was written by hand
     assert main([str(path)]) == 0
     out = capsys.readouterr().out
-    assert "FAIL" not in out and "score: 10.00 / 10 points = 100.0%  -- all correct" in out
+    assert "FAIL" not in out and "score: 12.00 / 12 points = 100.0%  -- all correct" in out
     for label in ("reset_after=False", "reset_after=True", "valid_lens=[4, 1, 0] (a zero-length row)",
                   "valid_lens per query (N, Q) with a 0, dweights given"):
         assert label in out
@@ -78,7 +79,7 @@ def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     assert all("worst at dWh[1, 2]: gate r, unit 2; yours" in row.problem and row.fd_error > 0.5 for row in wrong)
     assert gru.points == pytest.approx(10 / 12)
     assert all(f.status == "correct" for f in report.functions if f.name != "gru_step_backward")
-    assert 0 < report.score < 100 and report.score == pytest.approx(100 * (9 + 10 / 12) / 10)
+    assert 0 < report.score < 100 and report.score == pytest.approx(100 * (11 + 10 / 12) / 12)
 
     assert main([str(path)]) == 1
     out = capsys.readouterr().out
@@ -86,7 +87,7 @@ def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     fail_lines = [line for line in section.splitlines() if "FAIL" in line]
     assert len(fail_lines) == 2 and all(" dWh " in line and "[1, 2]" in line for line in fail_lines)
     assert "10/12 tensors correct, 0.83 points" in section
-    assert "score: 9.83 / 10 points = 98.3%" in out
+    assert "score: 11.83 / 12 points = 98.6%" in out
 
 
 def test_learner_mistakes_are_reported_per_case_and_never_crash_the_grader(tmp_path):
@@ -136,7 +137,7 @@ def test_learner_mistakes_are_reported_per_case_and_never_crash_the_grader(tmp_p
     attention = report["additive_attention_backward"].problems
     assert {p.message for p in attention} == {
         "returned 5 values, expected 6 (dqueries, dkeys, dvalues, dWq, dWk, dwv)"}
-    assert report.score == pytest.approx(100 * (8 / 12 + 0.5) / 10)
+    assert report.score == pytest.approx(100 * (8 / 12 + 0.5) / 12)
     text = str(report)
     assert "NOT IMPLEMENTED: NotImplementedError: later (learner.py, line 14)" in text
     assert "ERROR: ValueError: matmul" in text
@@ -146,13 +147,14 @@ def test_missing_functions_are_listed_as_not_attempted(tmp_path, capsys):
     path = write(tmp_path, "from npseq.functional import masked_softmax_backward\n")
     report = grade_file(path)
     assert report.missing == [name for name in NAMES if name != "masked_softmax_backward"]
-    assert report.score == pytest.approx(10.0)
+    assert report.score == pytest.approx(100 / 12)
     assert main([str(path)]) == 1
     out = capsys.readouterr().out
     assert out.count("not attempted (not defined in the file), 0 points") == len(NAMES) - 1
     assert "not attempted (0 points): rnn_step_backward, lstm_step_backward, gru_step_backward, " \
            "additive_attention_backward, rnn_backward, lstm_backward, word_embedding_backward, " \
-           "temporal_softmax_loss, bahdanau_decoder_step_backward" in out
+           "temporal_softmax_loss, bahdanau_decoder_step_backward, layer_norm_backward, " \
+           "multihead_attention_backward" in out
 
 
 def test_only_grades_the_named_functions(tmp_path, capsys):
@@ -216,10 +218,10 @@ def test_python_dash_m_npseq_grade_runs_as_a_program(tmp_path):
     result = subprocess.run([sys.executable, "-m", "npseq.grade", str(path)], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.rstrip().endswith("score: 10.00 / 10 points = 100.0%  -- all correct")
+    assert result.stdout.rstrip().endswith("score: 12.00 / 12 points = 100.0%  -- all correct")
     # The skeleton grades itself when run as a script, with the grader's exit code.
     result = subprocess.run([sys.executable, str(SKELETON)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 10 points = 0.0%")
+    assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 12 points = 0.0%")
 
 
 # The skeleton tells learners which cache fields they get; if a cache changes, so must it.
@@ -238,6 +240,10 @@ DOCUMENTED_FIELDS = {
     "word_embedding_backward": {"": [("x", "W")]},
     "temporal_softmax_loss": {},  # takes its inputs, no cache
     "bahdanau_decoder_step_backward": {"": [("attention", "gru", "context")]},
+    "layer_norm_backward": {"": [("x_hat", "inv_sigma", "gamma")]},
+    "multihead_attention_backward": {"": [("queries", "keys", "values", "params", "attention", "merged")],
+                                     "attention.": [("queries", "keys", "values", "scale", "softmax", "dropout",
+                                                     "pooled")]},
 }
 
 

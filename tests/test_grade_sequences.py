@@ -1,8 +1,9 @@
-"""The sequence-level exercises: solvable by hand, and a mistake in them is located in time."""
+"""The sequence-level and Transformer exercises: solvable by hand, and a mistake in them is located."""
 import pathlib
 
 import pytest
 
+from npseq.exercises import with_prerequisites
 from npseq.grade import NAMES, grade_file
 
 SOLUTIONS = pathlib.Path(__file__).resolve().parent / "data" / "backprop_solutions.py"
@@ -81,3 +82,25 @@ def test_the_skeleton_leaves_each_sequence_exercise_to_the_learner(name):
     skeleton = SOLUTIONS.parents[2] / "tutorials" / "exercises" / "backprop_exercises.py"
     function = grade_file(skeleton, only=[name])[name]
     assert function.status == "not implemented" and function.points == 0
+
+
+def test_multihead_attention_without_the_scale_fails_where_the_scores_feed(tmp_path):
+    path = planted(tmp_path, "    dS = masked_softmax_backward(dA, att.softmax) * att.scale\n",
+                   "    dS = masked_softmax_backward(dA, att.softmax)\n")
+    mha = grade_file(path, only=["multihead_attention_backward"])["multihead_attention_backward"]
+    wrong = {row.tensor for row in mha.rows if not row.ok}
+    assert wrong == {"dqueries", "dkeys", "dW_q", "dW_k", "db_q"}  # values and the output side are untouched
+    assert mha.status == "incorrect"
+
+
+def test_a_softmax_backward_summed_over_axis_2_breaks_the_four_dimensional_weights(tmp_path):
+    path = planted(tmp_path, "    return a * (dweights - (dweights * a).sum(axis=-1, keepdims=True))\n",
+                   "    return a * (dweights - (dweights * a).sum(axis=2, keepdims=True))\n")
+    report = grade_file(path, only=["masked_softmax_backward", "multihead_attention_backward"])
+    assert report["masked_softmax_backward"].status == "correct"  # right for (N, Q, K) ...
+    assert report["multihead_attention_backward"].status == "incorrect"  # ... wrong for (N, h, T_q, T_k)
+
+
+def test_with_prerequisites_brings_the_masked_softmax_to_multihead_attention():
+    assert with_prerequisites(["multihead_attention_backward"]) == ["masked_softmax_backward",
+                                                                    "multihead_attention_backward"]

@@ -6,17 +6,23 @@ drop-in for their ``rnn_layers.py``.
 """
 from .activations import (
     ActivationCache,
+    GELUCache,
     MaskedSoftmaxCache,
+    gelu_backward,
+    gelu_forward,
     log_softmax_backward,
     log_softmax_forward,
     masked_softmax,
     masked_softmax_backward,
+    relu_backward,
+    relu_forward,
     sequence_mask,
     sigmoid,
     sigmoid_backward,
     sigmoid_forward,
     softmax_backward,
     softmax_forward,
+    softmax_where,
     tanh_backward,
     tanh_forward,
 )
@@ -59,4 +65,6 @@ from .losses import (
     softmax_loss,
     temporal_softmax_loss,
 )
+from .normalization import LayerNormCache, layer_norm_backward, layer_norm_forward
 from .recurrent import *  # noqa: F401,F403 (the CS231n RNN/LSTM names and the GRU pairs)
+from .transformer import *  # noqa: F401,F403 (attention with heads and masks, positions, feed-forward, residual norm)

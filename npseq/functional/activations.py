@@ -1,6 +1,7 @@
 """Elementwise nonlinearities and (masked) softmax: forward/backward pairs."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from .. import backend
@@ -66,6 +67,64 @@ def tanh_backward(dout, cache: ActivationCache):
     return dout * (1 - cache.out * cache.out)
 
 
+def relu_forward(x):
+    """:math:`\\text{out} = \\max(0, x)`, any shape; returns ``(out, cache)``."""
+    check_float_array("x", x)
+    out = backend.get_array_module(x).maximum(x, 0)
+    return out, ActivationCache(out)
+
+
+def relu_backward(dout, cache: ActivationCache):
+    """:math:`dx = dout \\odot [x > 0]`, read from the output (:math:`\\text{out} > 0` exactly where
+    :math:`x > 0`); the kink at 0 gets the derivative 0, as in torch."""
+    return dout * (cache.out > 0)
+
+
+class GELUCache(NamedTuple):
+    x: Any     # the input
+    tanh: Any  # tanh(u), shaped like x: the factor both terms of the derivative share
+
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+_GELU_A = 0.044715
+
+
+def gelu_forward(x):
+    """The GELU in its tanh approximation (Hendrycks & Gimpel; torch's ``GELU(approximate="tanh")``).
+
+    .. math::
+        u = \\sqrt{2/\\pi}\\,(x + 0.044715\\, x^3), \\qquad
+        \\operatorname{gelu}(x) = \\tfrac12\\, x\\, (1 + \\tanh u)
+
+    The exact GELU, :math:`x \\Phi(x)`, needs the error function, which NumPy lacks; the
+    two differ by less than :math:`10^{-3}` everywhere.
+
+    Args:
+        x: any shape.
+
+    Returns:
+        ``out`` shaped like ``x`` and a :class:`GELUCache`.
+    """
+    check_float_array("x", x)
+    xp = backend.get_array_module(x)
+    t = xp.tanh(_GELU_C * (x + _GELU_A * x * x * x))
+    out = 0.5 * x * (1 + t)
+    return out, GELUCache(x, t)
+
+
+def gelu_backward(dout, cache: GELUCache):
+    """Backward of :func:`gelu_forward`, by the product rule and :math:`\\tanh' = 1 - \\tanh^2`:
+
+    .. math::
+        \\frac{d\\operatorname{gelu}}{dx} = \\tfrac12 (1 + \\tanh u)
+            + \\tfrac12\\, x\\, (1 - \\tanh^2 u)\\, \\sqrt{2/\\pi}\\, (1 + 3 \\cdot 0.044715\\, x^2),
+        \\qquad dx = dout \\odot \\frac{d\\operatorname{gelu}}{dx}
+    """
+    x, t = cache
+    du_dx = _GELU_C * (1 + 3 * _GELU_A * x * x)
+    return dout * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du_dx)
+
+
 # ------------------------------------------------------------------- softmax
 def softmax_forward(x):
     """Softmax over the last axis, stable for logits of any magnitude.
@@ -123,8 +182,8 @@ def log_softmax_backward(dy, cache: ActivationCache):
 
 # ------------------------------------------------------------ masked softmax
 class MaskedSoftmaxCache(NamedTuple):
-    weights: Any  # (N, Q, K), exactly 0 at masked keys
-    mask: Any     # (N, Q, K) bool, True where key k < valid_len
+    weights: Any  # (N, Q, K) (any (..., K) from softmax_where), exactly 0 at masked keys
+    mask: Any     # bool, True at the keys that count: k < valid_len, or the mask given to softmax_where
 
 
 def sequence_mask(valid_lens, num_keys: int, num_queries: int):
@@ -171,6 +230,25 @@ def _masked_softmax(scores, valid_lens):
     xp = backend.get_array_module(scores)
     n, q, k = scores.shape
     mask = xp.ones(scores.shape, dtype=bool) if valid_lens is None else sequence_mask(valid_lens, k, q)
+    return softmax_where(scores, mask)
+
+
+def softmax_where(scores, mask):
+    """Softmax over the last axis among the entries where ``mask`` is True; the others get exactly 0.
+
+    The general form of :func:`masked_softmax`, for masks that are not a valid length
+    (a causal mask, or its combination with key padding). No checks: its callers check
+    their own inputs. A row with no True entry is all zeros (never NaN);
+    :func:`masked_softmax_backward` is its backward.
+
+    Args:
+        scores: ``(..., K)`` with ``K >= 1``.
+        mask: bool, broadcastable to ``scores.shape``.
+
+    Returns:
+        ``weights`` shaped like ``scores`` and a :class:`MaskedSoftmaxCache`.
+    """
+    xp = backend.get_array_module(scores)
     # Masked keys are set to -inf, so exp gives them exactly 0; the max runs over valid keys
     # only, and a row with none uses 0 (its total is then 0 and is divided by 1 instead),
     # so nothing overflows, underflows to an all-zero row, or turns NaN. One array, in place.

@@ -108,3 +108,45 @@ def bahdanau_decoder_step_backward(dnext_h, cache):
     enc = cache.context.shape[1]
     dq, dk, dv, dWq, dWk, dwv = additive_attention_backward(du[:, None, :enc], cache.attention)
     return du[:, enc:], dh_gru + dq[:, 0], dk + dv, dWq, dWk, dwv, dWx, dWh, dbx, dbh
+
+
+def layer_norm_backward(dy, cache):
+    x_hat, s, gamma = cache.x_hat, cache.inv_sigma, cache.gamma
+    rows, hats = dy.reshape(-1, dy.shape[-1]), x_hat.reshape(-1, x_hat.shape[-1])
+    g = dy * gamma
+    dx = s * (g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True))
+    return dx, (rows * hats).sum(axis=0), rows.sum(axis=0)
+
+
+def _split(x, heads):
+    n, t, features = x.shape
+    return x.reshape(n, t, heads, features // heads).transpose(0, 2, 1, 3)
+
+
+def _merge(x):
+    n, heads, t, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(n, t, heads * d)
+
+
+def _affine(x, dy, W):
+    """dx, dW, db of y = x @ W + b on (N, T, *) arrays."""
+    rows_x, rows_dy = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    return dy @ W.T, rows_x.T @ rows_dy, rows_dy.sum(axis=0)
+
+
+def multihead_attention_backward(dout, cache, dweights=None):
+    p, att = cache.params, cache.attention
+    grads = {}
+    dC, grads["W_o"], grads["b_o"] = _affine(cache.merged, dout, p["W_o"])
+    heads = att.queries.shape[1]
+    dO = _split(dC, heads)
+    dVh = att.pooled.swapaxes(-1, -2) @ dO
+    dA = dO @ att.values.swapaxes(-1, -2)
+    if dweights is not None:
+        dA = dA + dweights
+    dS = masked_softmax_backward(dA, att.softmax) * att.scale
+    dQh, dKh = dS @ att.keys, dS.swapaxes(-1, -2) @ att.queries
+    dq, grads["W_q"], grads["b_q"] = _affine(cache.queries, _merge(dQh), p["W_q"])
+    dk, grads["W_k"], grads["b_k"] = _affine(cache.keys, _merge(dKh), p["W_k"])
+    dv, grads["W_v"], grads["b_v"] = _affine(cache.values, _merge(dVh), p["W_v"])
+    return dq, dk, dv, grads

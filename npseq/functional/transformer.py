@@ -1,0 +1,613 @@
+"""The Transformer's pieces (Vaswani et al., 2017), each a forward/backward pair.
+
+* :func:`scaled_dot_product_attention_forward`: :math:`\\operatorname{softmax}(QK^\\top/\\sqrt d)\\,V`
+  with key padding and a causal mask;
+* :func:`multihead_attention_forward`: projections, :func:`split_heads`, attention per head,
+  :func:`merge_heads`, output projection;
+* :func:`positional_encoding` (sinusoidal) and :func:`add_positions_forward` (adds any position
+  table to the input: the sinusoidal one, or a learned one);
+* :func:`feed_forward_forward`: the position-wise two-layer network (ReLU or GELU);
+* :func:`residual_norm_forward`: a residual connection around any sublayer with layer
+  normalisation (:mod:`npseq.functional.normalization`), in post-norm or pre-norm order.
+
+Row-vector convention, as in the rest of the package: a row ``x`` maps to ``x @ W + b``.
+torch stores the transpose (``x @ W.T + b``), so its weights come over transposed.
+
+Masks follow :mod:`npseq.functional.attention`: ``valid_lens`` is ``None``, ``(N,)`` or
+``(N, T_q)``, key positions ``k >= valid_len`` get exactly zero weight, and a query that
+sees no key at all gets all-zero weights and a zero output (torch gives NaN there).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple
+
+from .. import backend
+from .._checks import (
+    check_count,
+    check_float_array,
+    check_ndim,
+    check_same_backend,
+    check_shape,
+    check_valid_lens,
+)
+from ..errors import InvalidValueError
+from .activations import (
+    MaskedSoftmaxCache,
+    gelu_backward,
+    gelu_forward,
+    masked_softmax_backward,
+    relu_backward,
+    relu_forward,
+    sequence_mask,
+    softmax_where,
+)
+from .attention import _check_dropout, _check_float_like, _project
+from .layers import DropoutCache, dropout_backward, dropout_forward
+from .normalization import LayerNormCache, layer_norm_backward, layer_norm_forward
+
+__all__ = [
+    "ScaledDotProductAttentionCache", "MultiheadAttentionCache", "AddPositionsCache", "FeedForwardCache",
+    "ResidualNormCache", "MULTIHEAD_PARAMS", "ACTIVATIONS", "NORM_ORDERS",
+    "attention_mask", "scaled_dot_product_attention_forward", "scaled_dot_product_attention_backward",
+    "split_heads", "merge_heads", "multihead_attention_forward", "multihead_attention_backward",
+    "positional_encoding", "add_positions_forward", "add_positions_backward",
+    "feed_forward_forward", "feed_forward_backward", "residual_norm_forward", "residual_norm_backward",
+]
+
+
+# ------------------------------------------------------------------ masks
+def attention_mask(num_queries: int, num_keys: int, valid_lens=None, causal: bool = False, xp=None):
+    """Which keys each query may attend to: a bool array, True where the key counts.
+
+    .. math::
+        m_{nqk} = [k < \\ell_{n(q)}] \\wedge [k \\le q \\text{ if causal}]
+
+    The causal condition compares positions from the start of both sequences (torch's
+    ``is_causal``): query ``q`` sees keys ``0..q``. With ``T_q = T_k`` (self-attention)
+    the first query always sees itself, so only key padding can empty a row.
+
+    Args:
+        num_queries, num_keys: ``T_q`` and ``T_k``.
+        valid_lens: ``None``, ``(N,)`` or ``(N, T_q)`` integers in ``[0, T_k]`` (not checked here).
+        causal: also hide the keys after each query's own position.
+        xp: the array module (NumPy or CuPy); default that of ``valid_lens``.
+
+    Returns:
+        ``(N, T_q, T_k)`` with ``valid_lens``, else ``(1, T_q, T_k)``.
+    """
+    xp = xp or backend.get_array_module(valid_lens)
+    if valid_lens is None:
+        mask = xp.ones((1, num_queries, num_keys), dtype=bool)
+    else:
+        mask = sequence_mask(valid_lens, num_keys, num_queries)
+    if causal:
+        mask = mask & (xp.arange(num_keys)[None, :] <= xp.arange(num_queries)[:, None])
+    return mask
+
+
+# ------------------------------------------------ scaled dot-product attention
+class ScaledDotProductAttentionCache(NamedTuple):
+    queries: Any                 # (N, [h,] T_q, d)
+    keys: Any                    # (N, [h,] T_k, d)
+    values: Any                  # (N, [h,] T_k, d_v)
+    scale: Any                   # 1/sqrt(d), a scalar of the inputs' dtype
+    softmax: MaskedSoftmaxCache  # the weights A and the mask
+    dropout: DropoutCache        # mask on A; its .mask is None without dropout
+    pooled: Any                  # the weights that multiplied V: A, or dropout(A)
+
+
+def scaled_dot_product_attention_forward(queries, keys, values, valid_lens=None, causal: bool = False, *,
+                                         dropout: float = 0.0, rng=None):
+    """Scaled dot-product attention with key padding and an optional causal mask.
+
+    .. math::
+        S &= Q K^\\top / \\sqrt{d}                                  && (N, [h,] T_q, T_k) \\\\
+        A &= \\operatorname{softmax}_k(S \\text{ where } m \\text{, else } {-\\infty})  \\\\
+        \\tilde A &= \\operatorname{dropout}_p(A)                    \\\\
+        O &= \\tilde A V                                           && (N, [h,] T_q, d_v)
+
+    with the mask :math:`m` of :func:`attention_mask`. Masked weights are exactly 0.
+
+    The optional head axis ``h`` (as :func:`split_heads` makes it) is a batch axis like
+    ``N``; ``valid_lens`` is per example and so shared by every head.
+
+    Args:
+        queries: ``(N, T_q, d)`` or ``(N, h, T_q, d)``.
+        keys: ``(N, T_k, d)`` or ``(N, h, T_k, d)`` (the same leading axes and ``d``), ``T_k >= 1``.
+        values: ``(N, T_k, d_v)`` or ``(N, h, T_k, d_v)``.
+        valid_lens: ``None``, ``(N,)`` or ``(N, T_q)`` integers in ``[0, T_k]``.
+        causal: query ``q`` sees only keys ``0..q``.
+        dropout: probability of dropping each weight (inverted dropout); 0 = none.
+        rng: a ``numpy.random.Generator`` that draws the mask (needed when ``dropout > 0``).
+
+    Returns:
+        ``out`` ``(N, [h,] T_q, d_v)``, ``weights`` :math:`A` ``(N, [h,] T_q, T_k)`` (before
+        dropout) and a :class:`ScaledDotProductAttentionCache`.
+    """
+    check_float_array("queries", queries)
+    if queries.ndim not in (3, 4):
+        raise InvalidValueError("queries: expected a 3-d array (N, T_q, d) or a 4-d array (N, h, T_q, d), "
+                                f"got shape {tuple(queries.shape)}")
+    layout = "(N, T_q, d)" if queries.ndim == 3 else "(N, h, T_q, d)"
+    lead = tuple(queries.shape[:-2])
+    for name, array in (("keys", keys), ("values", values)):
+        _check_float_like(name, array, queries, "queries")
+        check_ndim(name, array, queries.ndim, layout.replace("T_q", "T_k"))
+        if tuple(array.shape[:-2]) != lead:
+            raise InvalidValueError(f"{name}: expected leading axes {lead} (those of queries), "
+                                    f"got shape {tuple(array.shape)}")
+    num_queries, num_keys, dim = queries.shape[-2], keys.shape[-2], queries.shape[-1]
+    if num_keys == 0:
+        raise InvalidValueError(f"keys: expected at least one key (T_k >= 1), got shape {tuple(keys.shape)}")
+    if keys.shape[-1] != dim:
+        raise InvalidValueError(f"keys: expected feature size {dim} (that of queries), got shape {tuple(keys.shape)}")
+    if values.shape[-2] != num_keys:
+        raise InvalidValueError(f"values: expected {num_keys} rows (one value per key), got shape "
+                                f"{tuple(values.shape)}")
+    if valid_lens is not None:
+        check_same_backend("valid_lens", valid_lens, queries)
+        check_valid_lens("valid_lens", valid_lens, (lead[0], num_queries), num_keys)
+    _check_dropout(dropout, rng)
+
+    xp = backend.get_array_module(queries)
+    scale = queries.dtype.type(1.0 / math.sqrt(dim))
+    scores = queries @ keys.swapaxes(-1, -2)
+    scores *= scale
+    mask = attention_mask(num_queries, num_keys, valid_lens, causal, xp)
+    if queries.ndim == 4:  # one mask for every head
+        mask = mask[:, None]
+    weights, softmax_cache = softmax_where(scores, mask)
+    pooled, dropout_cache = dropout_forward(weights, dropout, rng, train=dropout > 0.0)
+    out = pooled @ values
+    return out, weights, ScaledDotProductAttentionCache(queries, keys, values, scale, softmax_cache,
+                                                        dropout_cache, pooled)
+
+
+def scaled_dot_product_attention_backward(dout, cache: ScaledDotProductAttentionCache, dweights=None):
+    """Backward of :func:`scaled_dot_product_attention_forward`.
+
+    Walking the four equations back (transposes swap the last two axes; every leading
+    axis is a batch axis):
+
+    .. math::
+        dV &= \\tilde A^\\top dO                                              && (N, [h,] T_k, d_v) \\\\
+        d\\tilde A &= dO\\, V^\\top                                           && (N, [h,] T_q, T_k) \\\\
+        dA &= d\\tilde A \\odot M_{\\text{drop}} + d\\text{weights}             \\\\
+        dS_{qk} &= A_{qk} \\bigl(dA_{qk} - \\textstyle\\sum_j dA_{qj} A_{qj}\\bigr)
+                                                                            && \\text{(0 where masked)} \\\\
+        dQ &= dS\\, K / \\sqrt d                                              && (N, [h,] T_q, d) \\\\
+        dK &= dS^\\top Q / \\sqrt d                                           && (N, [h,] T_k, d)
+
+    Args:
+        dout: ``(N, [h,] T_q, d_v)``.
+        dweights: ``(N, [h,] T_q, T_k)``, an upstream gradient on the weights themselves,
+            or ``None``.
+
+    Returns:
+        ``dqueries``, ``dkeys``, ``dvalues``, each shaped like its input.
+    """
+    queries, keys, values, scale, softmax_cache, dropout_cache, pooled = cache
+    check_shape("dout", dout, tuple(queries.shape[:-1]) + (values.shape[-1],))
+    dvalues = pooled.swapaxes(-1, -2) @ dout
+    dweights_total = dropout_backward(dout @ values.swapaxes(-1, -2), dropout_cache)
+    if dweights is not None:
+        check_shape("dweights", dweights, pooled.shape)
+        dweights_total = dweights_total + dweights
+    dscores = masked_softmax_backward(dweights_total, softmax_cache)
+    dscores *= scale
+    dqueries = dscores @ keys
+    dkeys = dscores.swapaxes(-1, -2) @ queries
+    return dqueries, dkeys, dvalues
+
+
+# ---------------------------------------------------------- multi-head attention
+def split_heads(x, num_heads: int):
+    """``(N, T, h d)`` -> ``(N, h, T, d)``: the features of each position cut into ``h`` blocks of ``d``.
+
+    Head ``i`` gets feature columns ``i d .. (i+1) d - 1``, as torch does. The inverse is
+    :func:`merge_heads`, so each is the other's backward.
+    """
+    check_ndim("x", x, 3, "(N, T, h d)")
+    if x.shape[2] % num_heads:
+        raise InvalidValueError(f"num_heads: expected a divisor of the feature size {x.shape[2]} of x, got {num_heads}")
+    n, t, features = x.shape
+    return x.reshape(n, t, num_heads, features // num_heads).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    """``(N, h, T, d)`` -> ``(N, T, h d)``: the heads' outputs side by side (the inverse of :func:`split_heads`)."""
+    n, heads, t, dim = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(n, t, heads * dim)
+
+
+MULTIHEAD_PARAMS = ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o")
+"""The keys of the ``params`` of :func:`multihead_attention_forward`, in the order the checks list them."""
+
+
+class MultiheadAttentionCache(NamedTuple):
+    queries: Any                               # (N, T_q, D_q)
+    keys: Any                                  # (N, T_k, D_k)
+    values: Any                                # (N, T_k, D_v)
+    params: dict                               # the weights, by the names of MULTIHEAD_PARAMS
+    attention: ScaledDotProductAttentionCache  # per head, on (N, h, T, D/h)
+    merged: Any                                # (N, T_q, D) the heads' outputs side by side, the input of W_o
+
+
+def _check_multihead(queries, keys, values, params, num_heads):
+    check_float_array("queries", queries)
+    check_ndim("queries", queries, 3, "(N, T_q, D_q)")
+    for name, array, layout in (("keys", keys, "(N, T_k, D_k)"), ("values", values, "(N, T_k, D_v)")):
+        _check_float_like(name, array, queries, "queries")
+        check_ndim(name, array, 3, layout)
+    if not isinstance(params, dict) or set(params) != set(MULTIHEAD_PARAMS):
+        given = sorted(params) if isinstance(params, dict) else type(params).__name__
+        raise InvalidValueError(f"params: expected a dict with the keys {list(MULTIHEAD_PARAMS)}, got {given}")
+    for name in MULTIHEAD_PARAMS:
+        _check_float_like(name, params[name], queries, "queries")
+    check_ndim("W_q", params["W_q"], 2, "(D_q, D)")
+    hidden = params["W_q"].shape[1]
+    for name, rows, source in (("W_q", queries.shape[2], "queries"), ("W_k", keys.shape[2], "keys"),
+                               ("W_v", values.shape[2], "values"), ("W_o", hidden, "W_q's columns")):
+        check_ndim(name, params[name], 2)
+        if params[name].shape[0] != rows:
+            raise InvalidValueError(f"{name}: expected {rows} rows (the feature size of {source}), "
+                                    f"got shape {tuple(params[name].shape)}")
+    for name in ("W_k", "W_v"):
+        check_shape(name, params[name], (None, hidden))
+    for name, size in (("b_q", hidden), ("b_k", hidden), ("b_v", hidden), ("b_o", params["W_o"].shape[1])):
+        check_shape(name, params[name], (size,))
+    num_heads = check_count("num_heads", num_heads)
+    if hidden % num_heads:
+        raise InvalidValueError(f"num_heads: expected a divisor of the projected size D = {hidden} "
+                                f"(the columns of W_q), got {num_heads}")
+    if keys.shape[0] != queries.shape[0] or values.shape[:2] != keys.shape[:2]:
+        raise InvalidValueError(f"values: expected keys and values of shape ({queries.shape[0]}, T_k, *) "
+                                f"(the batch of queries, one value per key), got keys {tuple(keys.shape)} "
+                                f"and values {tuple(values.shape)}")
+    return num_heads
+
+
+def multihead_attention_forward(queries, keys, values, params: dict, num_heads: int, valid_lens=None,
+                                causal: bool = False, *, dropout: float = 0.0, rng=None):
+    """Multi-head attention: ``h`` scaled dot-product attentions on learned projections, side by side.
+
+    .. math::
+        \\hat Q &= Q W_q + b_q, \\quad \\hat K = K W_k + b_k, \\quad \\hat V = V W_v + b_v
+                                                                  && (N, T, D) \\\\
+        \\hat Q_i, \\hat K_i, \\hat V_i &= \\text{column block } i \\text{ of } \\hat Q, \\hat K, \\hat V
+                                                                  && (N, T, D/h) \\\\
+        O_i &= \\operatorname{attention}(\\hat Q_i, \\hat K_i, \\hat V_i)  && (N, T_q, D/h) \\\\
+        Y &= [O_1, \\ldots, O_h]\\, W_o + b_o                        && (N, T_q, D_o)
+
+    where attention is :func:`scaled_dot_product_attention_forward`, scaled by
+    :math:`1/\\sqrt{D/h}`. All heads run as one batched product through :func:`split_heads`
+    and :func:`merge_heads`. Self-attention passes the same array as queries, keys and
+    values; its gradient is then the sum of the three returned by the backward.
+
+    torch's ``nn.MultiheadAttention`` computes the same with ``in_proj_weight`` =
+    :math:`[W_q^\\top; W_k^\\top; W_v^\\top]` (stacked rows), ``in_proj_bias`` =
+    :math:`[b_q; b_k; b_v]`, ``out_proj.weight`` = :math:`W_o^\\top`, ``out_proj.bias`` = :math:`b_o`;
+    ``valid_lens`` is its ``key_padding_mask`` (True past each length) and ``causal`` its
+    upper-triangular ``attn_mask``.
+
+    Args:
+        queries: ``(N, T_q, D_q)``.
+        keys: ``(N, T_k, D_k)``, ``T_k >= 1``.
+        values: ``(N, T_k, D_v)``.
+        params: a dict with ``W_q`` ``(D_q, D)``, ``W_k`` ``(D_k, D)``, ``W_v`` ``(D_v, D)``,
+            ``b_q``, ``b_k``, ``b_v`` ``(D,)``, ``W_o`` ``(D, D_o)``, ``b_o`` ``(D_o,)``.
+        num_heads: ``h``, a divisor of ``D``.
+        valid_lens: ``None``, ``(N,)`` or ``(N, T_q)`` integers in ``[0, T_k]``.
+        causal: query ``q`` sees only keys ``0..q``.
+        dropout, rng: dropout on the attention weights, see :func:`scaled_dot_product_attention_forward`.
+
+    Returns:
+        ``out`` ``(N, T_q, D_o)``, the weights of every head ``(N, h, T_q, T_k)`` (before
+        dropout) and a :class:`MultiheadAttentionCache`.
+    """
+    num_heads = _check_multihead(queries, keys, values, params, num_heads)
+    p = params
+    projected_queries = split_heads(_project(queries, p["W_q"]) + p["b_q"], num_heads)
+    projected_keys = split_heads(_project(keys, p["W_k"]) + p["b_k"], num_heads)
+    projected_values = split_heads(_project(values, p["W_v"]) + p["b_v"], num_heads)
+    heads, weights, attention = scaled_dot_product_attention_forward(
+        projected_queries, projected_keys, projected_values, valid_lens, causal, dropout=dropout, rng=rng)
+    merged = merge_heads(heads)
+    out = _project(merged, p["W_o"]) + p["b_o"]
+    return out, weights, MultiheadAttentionCache(queries, keys, values, dict(params), attention, merged)
+
+
+def _affine_grads(x, dy, W):
+    """``dx``, ``dW``, ``db`` of ``y = x W + b`` for ``x`` ``(..., D)`` and ``dy`` ``(..., M)``."""
+    rows_x, rows_dy = x.reshape(-1, W.shape[0]), dy.reshape(-1, W.shape[1])
+    return _project(dy, W.T), rows_x.T @ rows_dy, rows_dy.sum(axis=0)
+
+
+def multihead_attention_backward(dout, cache: MultiheadAttentionCache, dweights=None):
+    """Backward of :func:`multihead_attention_forward`.
+
+    With :math:`C = [O_1, \\ldots, O_h]` (``merged``) and sums over every ``(n, t)`` row:
+
+    .. math::
+        dW_o &= \\textstyle\\sum C^\\top dY, \\quad db_o = \\textstyle\\sum dY, \\quad dC = dY\\, W_o^\\top \\\\
+        d\\hat Q_i, d\\hat K_i, d\\hat V_i &= \\text{the attention backward of } dO_i
+            \\text{ (column block } i \\text{ of } dC) \\\\
+        dW_q &= \\textstyle\\sum Q^\\top d\\hat Q, \\quad db_q = \\textstyle\\sum d\\hat Q,
+            \\quad dQ = d\\hat Q\\, W_q^\\top
+
+    and the same for :math:`K` and :math:`V`. Splitting and merging only move numbers, so
+    their backwards are each other.
+
+    :math:`db_k` is zero up to rounding: adding :math:`b_k` to every key adds
+    :math:`\\hat q \\cdot b_k` to all the scores of a query alike, and a softmax does not see a
+    shift (in the equations, each row of :math:`dS` sums to 0, so :math:`\\sum_k d\\hat K_k = 0`).
+    It is computed like the others, all the same.
+
+    Args:
+        dout: ``(N, T_q, D_o)``.
+        dweights: ``(N, h, T_q, T_k)`` or ``None``.
+
+    Returns:
+        ``dqueries`` ``(N, T_q, D_q)``, ``dkeys`` ``(N, T_k, D_k)``, ``dvalues`` ``(N, T_k, D_v)``
+        and a dict of the parameters' gradients, keyed as ``params``.
+    """
+    queries, keys, values, p, attention, merged = cache
+    check_shape("dout", dout, merged.shape[:2] + (p["W_o"].shape[1],))
+    grads = {}
+    dmerged, grads["W_o"], grads["b_o"] = _affine_grads(merged, dout, p["W_o"])
+    num_heads = attention.queries.shape[1]
+    dq_heads, dk_heads, dv_heads = scaled_dot_product_attention_backward(
+        split_heads(dmerged, num_heads), attention, dweights)
+    dqueries, grads["W_q"], grads["b_q"] = _affine_grads(queries, merge_heads(dq_heads), p["W_q"])
+    dkeys, grads["W_k"], grads["b_k"] = _affine_grads(keys, merge_heads(dk_heads), p["W_k"])
+    dvalues, grads["W_v"], grads["b_v"] = _affine_grads(values, merge_heads(dv_heads), p["W_v"])
+    return dqueries, dkeys, dvalues, {name: grads[name] for name in MULTIHEAD_PARAMS}
+
+
+# -------------------------------------------------------------------- positions
+def positional_encoding(num_steps: int, dim: int, dtype=None):
+    """The sinusoidal position table of Vaswani et al.: a fixed sine and cosine per pair of features.
+
+    .. math::
+        P_{t, 2i} = \\sin\\bigl(t / 10000^{2i/d}\\bigr), \\qquad
+        P_{t, 2i+1} = \\cos\\bigl(t / 10000^{2i/d}\\bigr)
+
+    Each pair of columns turns at its own frequency, from one turn per :math:`2\\pi` steps
+    down to one per :math:`10000 \\cdot 2\\pi`, and :math:`P_{t+\\delta}` is a fixed
+    rotation of :math:`P_t` for every :math:`t`, which lets attention read relative
+    positions. An odd ``dim`` drops the last cosine column. Add it to the input with
+    :func:`add_positions_forward`.
+
+    Args:
+        num_steps: the number of positions ``T``, ``>= 1``.
+        dim: the feature size ``d``, ``>= 1``.
+        dtype: of the table; default the backend's default dtype.
+
+    Returns:
+        ``P`` ``(T, d)`` on the current backend.
+    """
+    num_steps, dim = check_count("num_steps", num_steps), check_count("dim", dim)
+    np = backend.numpy
+    angles = np.arange(num_steps)[:, None] / np.power(10000.0, np.arange(0, dim, 2) / dim)
+    table = np.empty((num_steps, dim))
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles[:, : dim // 2])
+    return backend.asarray(table, dtype=backend.default_dtype if dtype is None else np.dtype(dtype))
+
+
+class AddPositionsCache(NamedTuple):
+    num_positions: int  # T_max, the rows of the table
+    num_steps: int      # T, the rows that were used
+
+
+def add_positions_forward(x, positions):
+    """Add a position table to the input: the sinusoidal one or a learned one.
+
+    .. math:: y_{nt} = x_{nt} + P_t
+
+    With the fixed table of :func:`positional_encoding` only :math:`dx` matters. With
+    learned positions (BERT, GPT), ``P`` is a parameter, initialised e.g. as
+    ``rng.normal(0, 0.02, (T_max, d))``, and trained with the :math:`dP` of the backward.
+
+    Args:
+        x: ``(N, T, d)``.
+        positions: ``(T_max, d)`` with ``T_max >= T``; rows ``0..T-1`` are used.
+
+    Returns:
+        ``y`` ``(N, T, d)`` and an :class:`AddPositionsCache`.
+    """
+    check_float_array("x", x)
+    check_ndim("x", x, 3, "(N, T, d)")
+    _check_float_like("positions", positions, x, "x")
+    check_ndim("positions", positions, 2, "(T_max, d)")
+    num_steps = x.shape[1]
+    if positions.shape[0] < num_steps or positions.shape[1] != x.shape[2]:
+        raise InvalidValueError(f"positions: expected shape (T_max, {x.shape[2]}) with T_max >= {num_steps} "
+                                f"(the steps and features of x), got {tuple(positions.shape)}")
+    return x + positions[:num_steps], AddPositionsCache(positions.shape[0], num_steps)
+
+
+def add_positions_backward(dy, cache: AddPositionsCache):
+    """Backward of :func:`add_positions_forward`.
+
+    .. math:: dx = dy, \\qquad dP_t = \\textstyle\\sum_n dy_{nt}\\ (t < T), \\qquad dP_t = 0\\ (t \\ge T)
+
+    Every example adds the same row :math:`P_t`, so its gradient sums over the batch.
+
+    Args:
+        dy: ``(N, T, d)``.
+
+    Returns:
+        ``dx`` ``(N, T, d)`` and ``dpositions`` ``(T_max, d)``.
+    """
+    num_positions, num_steps = cache
+    check_shape("dy", dy, (None, num_steps, None))
+    xp = backend.get_array_module(dy)
+    dpositions = xp.zeros((num_positions, dy.shape[2]), dtype=dy.dtype)
+    dpositions[:num_steps] = dy.sum(axis=0)
+    return dy, dpositions
+
+
+# ------------------------------------------------------------------ feed-forward
+ACTIVATIONS = {"relu": (relu_forward, relu_backward), "gelu": (gelu_forward, gelu_backward)}
+"""The nonlinearities of :func:`feed_forward_forward`; ``"gelu"`` is the tanh approximation."""
+
+
+class FeedForwardCache(NamedTuple):
+    x: Any           # (..., D)
+    W1: Any          # (D, F)
+    W2: Any          # (F, D_o)
+    activation: str  # a key of ACTIVATIONS
+    act: Any         # the activation's cache
+    hidden: Any      # (..., F) phi(x W1 + b1), the input of W2
+
+
+def feed_forward_forward(x, W1, b1, W2, b2, activation: str = "relu"):
+    """The position-wise feed-forward network: the same two-layer MLP at every position.
+
+    .. math::
+        a = x W_1 + b_1 \\quad (\\ldots, F), \\qquad
+        z = \\varphi(a), \\qquad
+        y = z W_2 + b_2 \\quad (\\ldots, D_o)
+
+    with :math:`\\varphi` the ReLU (Vaswani et al.) or the GELU in its tanh approximation
+    (torch's ``GELU(approximate="tanh")``, as in GPT-2); see
+    :func:`~npseq.functional.activations.gelu_forward`.
+
+    Args:
+        x: ``(..., D)``, usually ``(N, T, D)``.
+        W1: ``(D, F)``; b1: ``(F,)``; W2: ``(F, D_o)``; b2: ``(D_o,)``.
+        activation: ``"relu"`` or ``"gelu"``.
+
+    Returns:
+        ``y`` ``(..., D_o)`` and a :class:`FeedForwardCache`.
+    """
+    check_float_array("x", x)
+    if x.ndim == 0:
+        raise InvalidValueError("x: expected an array (..., D), got a scalar")
+    if activation not in ACTIVATIONS:
+        raise InvalidValueError(f"activation: expected one of {list(ACTIVATIONS)}, got {activation!r}")
+    for name, array, ndim, layout in (("W1", W1, 2, "(D, F)"), ("b1", b1, 1, "(F,)"),
+                                      ("W2", W2, 2, "(F, D_o)"), ("b2", b2, 1, "(D_o,)")):
+        _check_float_like(name, array, x, "x")
+        check_ndim(name, array, ndim, layout)
+    if W1.shape[0] != x.shape[-1]:
+        raise InvalidValueError(f"W1: expected {x.shape[-1]} rows (the feature size of x), got shape {tuple(W1.shape)}")
+    check_shape("b1", b1, (W1.shape[1],))
+    check_shape("W2", W2, (W1.shape[1], None))
+    check_shape("b2", b2, (W2.shape[1],))
+    forward, _ = ACTIVATIONS[activation]
+    hidden, act = forward(_project(x, W1) + b1)
+    y = _project(hidden, W2) + b2
+    return y, FeedForwardCache(x, W1, W2, activation, act, hidden)
+
+
+def feed_forward_backward(dy, cache: FeedForwardCache):
+    """Backward of :func:`feed_forward_forward`, sums over every row ``(n, t)``:
+
+    .. math::
+        dW_2 &= \\textstyle\\sum z^\\top dy, \\quad db_2 = \\textstyle\\sum dy, \\quad dz = dy\\, W_2^\\top \\\\
+        da &= dz \\odot \\varphi'(a) \\\\
+        dW_1 &= \\textstyle\\sum x^\\top da, \\quad db_1 = \\textstyle\\sum da, \\quad dx = da\\, W_1^\\top
+
+    Args:
+        dy: ``(..., D_o)``.
+
+    Returns:
+        ``dx`` ``(..., D)``, ``dW1`` ``(D, F)``, ``db1`` ``(F,)``, ``dW2`` ``(F, D_o)``, ``db2`` ``(D_o,)``.
+    """
+    x, W1, W2, activation, act, hidden = cache
+    check_shape("dy", dy, tuple(hidden.shape[:-1]) + (W2.shape[1],))
+    _, backward = ACTIVATIONS[activation]
+    dhidden, dW2, db2 = _affine_grads(hidden, dy, W2)
+    dx, dW1, db1 = _affine_grads(x, backward(dhidden, act), W1)
+    return dx, dW1, db1, dW2, db2
+
+
+# -------------------------------------------------------- residual + layer norm
+NORM_ORDERS = ("post", "pre")
+"""Where :func:`residual_norm_forward` normalises: after the residual sum, or before the sublayer."""
+
+
+class ResidualNormCache(NamedTuple):
+    order: str            # "post" or "pre"
+    sublayer: Any         # the sublayer's own cache
+    norm: LayerNormCache
+
+
+def residual_norm_forward(x, sublayer: Callable, gamma, beta, order: str = "post", eps: float = 1e-5):
+    """A residual connection around a sublayer, with layer normalisation after or before it.
+
+    .. math::
+        \\text{post-norm (Vaswani et al.):} \\quad & y = \\operatorname{LN}\\bigl(x + F(x)\\bigr) \\\\
+        \\text{pre-norm (GPT-2, most models since):} \\quad & y = x + F\\bigl(\\operatorname{LN}(x)\\bigr)
+
+    Pre-norm leaves an identity path from the output back to the input, so gradients
+    reach early layers undiminished and training needs no learning-rate warm-up; the
+    price is a stream whose scale grows with depth, which a final layer norm reins in.
+
+    Args:
+        x: ``(..., D)``.
+        sublayer: ``F``, a function ``x -> (F(x), cache)`` whose output has ``x``'s shape, e.g.
+            ``lambda z: feed_forward_forward(z, W1, b1, W2, b2)``.
+        gamma, beta: ``(D,)``, the layer norm's parameters (:func:`layer_norm_forward`).
+        order: ``"post"`` or ``"pre"``.
+        eps: the layer norm's :math:`\\epsilon`.
+
+    Returns:
+        ``y`` shaped like ``x`` and a :class:`ResidualNormCache`.
+    """
+    check_float_array("x", x)
+    if order not in NORM_ORDERS:
+        raise InvalidValueError(f"order: expected one of {list(NORM_ORDERS)}, got {order!r}")
+    if order == "post":
+        f, sub_cache = sublayer(x)
+        _check_sublayer_output(f, x)
+        y, norm_cache = layer_norm_forward(x + f, gamma, beta, eps)
+    else:
+        z, norm_cache = layer_norm_forward(x, gamma, beta, eps)
+        f, sub_cache = sublayer(z)
+        _check_sublayer_output(f, x)
+        y = x + f
+    return y, ResidualNormCache(order, sub_cache, norm_cache)
+
+
+def _check_sublayer_output(f, x):
+    if tuple(getattr(f, "shape", ())) != tuple(x.shape):
+        raise InvalidValueError(f"sublayer: expected an output of x's shape {tuple(x.shape)} (the residual "
+                                f"adds them), got {tuple(getattr(f, 'shape', ()))}")
+
+
+def residual_norm_backward(dy, cache: ResidualNormCache, sublayer_backward: Callable):
+    """Backward of :func:`residual_norm_forward`.
+
+    The sum sends :math:`dy` down both paths, the identity and the sublayer, and the
+    input gradient adds what comes back from each:
+
+    .. math::
+        \\text{post:} \\quad & ds = \\operatorname{LN}^\\top(dy), \\quad dx = ds + F^\\top(ds) \\\\
+        \\text{pre:} \\quad & dx = dy + \\operatorname{LN}^\\top\\bigl(F^\\top(dy)\\bigr)
+
+    where :math:`\\operatorname{LN}^\\top` is :func:`layer_norm_backward` and :math:`F^\\top`
+    the sublayer's backward.
+
+    Args:
+        dy: shaped like ``x``.
+        sublayer_backward: ``(dF, sublayer cache) -> (dinput, sublayer_grads)``, where
+            ``sublayer_grads`` is anything (the sublayer's parameter gradients), returned as is.
+
+    Returns:
+        ``dx``, ``dgamma`` ``(D,)``, ``dbeta`` ``(D,)``, ``sublayer_grads``.
+    """
+    order, sub_cache, norm_cache = cache
+    check_shape("dy", dy, norm_cache.x_hat.shape)
+    if order == "post":
+        dsum, dgamma, dbeta = layer_norm_backward(dy, norm_cache)
+        dsub, sub_grads = sublayer_backward(dsum, sub_cache)
+        dx = dsum + dsub
+    else:
+        dz, sub_grads = sublayer_backward(dy, sub_cache)
+        dnorm, dgamma, dbeta = layer_norm_backward(dz, norm_cache)
+        dx = dy + dnorm
+    return dx, dgamma, dbeta, sub_grads
