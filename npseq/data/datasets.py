@@ -161,8 +161,7 @@ def data_file(text: str) -> str:
             return str(dataset_path(text))
         except DatasetMissing as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
-    raise argparse.ArgumentTypeError(f"expected a file or a dataset name ({', '.join(sorted(DATASETS))}), "
-                                     f"got {text!r}, which is neither")
+    raise argparse.ArgumentTypeError(f"no such file: {text} (nor a dataset name: {', '.join(sorted(DATASETS))})")
 
 
 # ----------------------------------------------------------------- fetching
@@ -179,7 +178,9 @@ def _download(url: str, path: Path, progress: bool, name: str) -> str:
     received = 0
     try:
         response = urllib.request.urlopen(url, timeout=TIMEOUT_S)
-    except (OSError, http.client.HTTPException, ValueError) as exc:  # ValueError: not a URL at all
+    except ValueError as exc:  # urllib's word for a string that is no URL
+        raise InvalidValueError(f"url: expected an http(s) URL, got {url!r} ({exc})") from None
+    except (OSError, http.client.HTTPException) as exc:
         raise _unreachable(url, exc, name) from None
     length = response.headers.get("Content-Length")
     with response, open(path, "wb") as handle, \
@@ -287,7 +288,8 @@ def fetch_dataset(name: str, url: str | None = None, source=None, *, progress: b
             and ``--from FILE``), the archive is damaged or lacks the text file, or the cache folder
             cannot be written.
         LimitError: the download is larger than :data:`MAX_DOWNLOAD_BYTES`.
-        InvalidValueError: ``name`` is not in :data:`DATASETS`, or both ``url`` and ``source`` are given.
+        InvalidValueError: ``name`` is not in :data:`DATASETS`, both ``url`` and ``source`` are given, or
+            ``url`` is no URL.
     """
     entry = _dataset(name)
     if url is not None and source is not None:
