@@ -9,8 +9,12 @@ import dataclasses
 import functools
 import hashlib
 import http.server
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 import zipfile
 
 import pytest
@@ -187,6 +191,46 @@ def test_ctrl_c_while_unpacking_keeps_the_dataset_that_was_there(home, served, m
         datasets.fetch_dataset("fra-eng", url=url, progress=False, force=True)
     assert cache_files(home) == before
     assert (home / "fra-eng" / "fra.txt").read_text(encoding="utf-8") == TEXT
+
+
+class Trickle(http.server.BaseHTTPRequestHandler):
+    """Promises a megabyte and sends it slowly: a download that is still running when Ctrl-C comes."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(10 ** 6))
+        self.end_headers()
+        try:
+            for _ in range(1000):
+                self.wfile.write(b"x" * 1000)
+                self.wfile.flush()
+                time.sleep(0.01)
+        except OSError:  # the client went away, as it should
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def test_ctrl_c_during_a_download_exits_130_and_leaves_the_cache_empty(home):
+    # A child process (it inherits NPSEQ_DATA), so that the SIGINT reaches the command and not pytest.
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/fra-eng.zip"
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "npseq", "data", "fetch", "fra-eng", "--url", url,
+                                    "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not list(home.glob(".fra-eng-*/download.zip")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(home.glob(".fra-eng-*/download.zip")), "the download never started"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert process.returncode == 130 and "npseq data: interrupted" in err and "Traceback" not in err
+    assert cache_files(home) == []
 
 
 def test_an_oversized_download_is_cut_off(home, served, monkeypatch):
