@@ -42,8 +42,6 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from ..errors import InvalidValueError, LimitError, UserError
 
 __all__ = ["DATASETS", "DATA_URL", "Dataset", "DatasetMissing", "FetchError", "ChecksumMismatch", "data_home",
@@ -171,9 +169,11 @@ def _download(url: str, path: Path, progress: bool, name: str) -> str:
     A network failure raises :class:`FetchError` naming the URL; a failure to write ``path``
     is left as the ``OSError`` it is, for the caller to name the cache folder.
     """
-    # Imported here, not at the top: every `npseq` command loads this module, few download.
+    # Imported here, not at the top: every `npseq` command and `import npseq.data` load this module, few download.
     import http.client
     import urllib.request
+
+    from tqdm.auto import tqdm
     digest = hashlib.sha1()
     received = 0
     try:
