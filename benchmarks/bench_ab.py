@@ -20,8 +20,8 @@ import sys
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("versions", nargs="+", help="git revisions, or WORKTREE for the files as they are now")
-    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data",
-                                                       "fra-eng", "fra.txt"))
+    parser.add_argument("--data", help="fra.txt or the dataset name fra-eng (default: $NPSEQ_FRA, else npseq's "
+                                       "cache, filled by `npseq data fetch fra-eng`)")
     parser.add_argument("--hidden", type=int, default=256, help="embed = hidden size (default 256)")
     parser.add_argument("--rounds", type=int, default=8, help="timed rounds (default 8)")
     parser.add_argument("--batches", type=int, default=10, help="batches per version per round (default 10)")
@@ -106,9 +106,24 @@ def time_rounds(trainers):
     return ms_per_batch
 
 
+def corpus_path() -> str:
+    """``--data`` (a file, or a dataset name resolved to its cached file), else ``$NPSEQ_FRA``, else the cache;
+    when none of them has the corpus, exit saying how to get it. Found by the installed npseq, whichever
+    versions are compared."""
+    from npseq.data.datasets import data_file, find_dataset, how_to_get
+    if ARGS.data is None:
+        found = find_dataset("fra-eng")
+        if found is None:
+            sys.exit(f"bench_ab: no fra-eng corpus; {how_to_get('fra-eng')}, or pass --data PATH")
+        return str(found)
+    try:
+        return data_file(ARGS.data)
+    except argparse.ArgumentTypeError as exc:
+        sys.exit(f"bench_ab: --data: {exc}")
+
+
 def main():
-    if not os.path.exists(ARGS.data):
-        sys.exit(f"bench_ab: no corpus at {ARGS.data}; pass --data PATH to fra.txt")
+    ARGS.data = corpus_path()
     with tempfile.TemporaryDirectory() as folder:  # kept until the end: a version may import lazily
         sys.path.insert(0, folder)
         trainers = [Trainer(export_version(version, i, folder)) for i, version in enumerate(ARGS.versions)]

@@ -1,6 +1,10 @@
 """Train d2l's Bahdanau translator with npseq and with an identical PyTorch twin, side by side.
 
-    python benchmarks/bench_seq2seq.py --data ../shared/data/fra-eng/fra.txt --threads 2
+    npseq data fetch fra-eng      # once: d2l's corpus into npseq's cache
+    python benchmarks/bench_seq2seq.py --threads 2
+
+The corpus is ``--data`` (a path to fra.txt, or the dataset name ``fra-eng``), else
+``$NPSEQ_FRA``, else npseq's cache (``npseq data fetch fra-eng``).
 
 For each size (embed = hidden = 32 and 256 by default) both implementations start from
 the same weights (copied from npseq into torch) and see the same batches (the first
@@ -28,8 +32,7 @@ import sys
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data",
-                                                       "fra-eng", "fra.txt"))
+    parser.add_argument("--data", help="fra.txt or the dataset name fra-eng (default: $NPSEQ_FRA, else the cache)")
     parser.add_argument("--threads", type=int, default=2, help="BLAS and torch threads alike (default 2)")
     parser.add_argument("--hidden", type=int, nargs="+", default=[32, 256], help="embed = hidden sizes to run")
     parser.add_argument("--batches", type=int, default=10, help="batches per timed run (default: one epoch)")
@@ -54,6 +57,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from npseq.data import load_data_nmt  # noqa: E402
+from npseq.data.datasets import data_file, find_dataset, how_to_get  # noqa: E402
 from npseq.models import build_seq2seq  # noqa: E402
 from npseq.nn import MaskedSoftmaxCELoss, to_torch_state_dict  # noqa: E402
 from npseq.optim import Adam, clip_grad_norm  # noqa: E402
@@ -315,12 +319,25 @@ def draw_curves(curves_by_hidden, path):
     print(f"\nloss curves drawn in {path}")
 
 
+def corpus_path() -> str:
+    """``--data`` (a file, or a dataset name resolved to its cached file), else ``$NPSEQ_FRA``, else the cache;
+    when none of them has the corpus, exit saying how to get it."""
+    if ARGS.data is None:
+        found = find_dataset("fra-eng")
+        if found is None:
+            sys.exit(f"bench_seq2seq: no fra-eng corpus; {how_to_get('fra-eng')}, or pass --data PATH")
+        return str(found)
+    try:
+        return data_file(ARGS.data)
+    except argparse.ArgumentTypeError as exc:
+        sys.exit(f"bench_seq2seq: --data: {exc}")
+
+
 def main():
+    ARGS.data = corpus_path()  # resolved once, here: the memory probes get the path itself
     if ARGS.probe_memory:
         probe_memory(ARGS.probe_memory, ARGS.hidden[0])
         return
-    if not os.path.exists(ARGS.data):
-        sys.exit(f"bench_seq2seq: no corpus at {ARGS.data}; pass --data PATH to fra.txt")
     torch = import_torch()
     print(f"d2l Bahdanau GRU translator, 2 layers, batch 64, num_steps 10, 600 pairs, float32, "
           f"{ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches")

@@ -32,7 +32,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=os.path.join(REPO, "..", "shared", "data", "fra-eng", "fra.txt"))
+    parser.add_argument("--data", help="fra.txt (default: $NPSEQ_FRA, else npseq's cache, filled by "
+                                       "`npseq data fetch fra-eng`)")
     parser.add_argument("--hidden", type=int, nargs="+", default=[32, 256, 1024])
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--batches", type=int, default=5, help="timed batches per run (default 5)")
@@ -62,17 +63,20 @@ def run_backend_tests():
 
 def load_batches(args):
     """Host batches of ``batch_size`` pairs, the same list for both backends."""
-    from npseq.data import load_data_nmt, load_task
+    from npseq.data import find_dataset, load_data_nmt, load_task
+    from npseq.data.datasets import how_to_get
 
     num_pairs = 10 * args.batch_size
-    if os.path.exists(args.data):
-        iterator, src_vocab, tgt_vocab = load_data_nmt(args.batch_size, 10, num_pairs, path=args.data, seed=0)
+    path = args.data or find_dataset("fra-eng")
+    if path is not None and os.path.exists(path):
+        iterator, src_vocab, tgt_vocab = load_data_nmt(args.batch_size, 10, num_pairs, path=path, seed=0)
         source = f"the first {num_pairs} pairs of fra.txt"
     else:
         data = load_task("numbers", batch_size=args.batch_size, num_steps=(10, 12), num_examples=num_pairs,
                          split=(1.0, 0.0, 0.0))
         iterator, src_vocab, tgt_vocab = data.train, data.src_vocab, data.tgt_vocab
-        source = f"{num_pairs} pairs of the built-in numbers task (no fra.txt at {args.data})"
+        missing = f"no fra.txt at {path}" if path else f"no fra-eng corpus: {how_to_get('fra-eng')}"
+        source = f"{num_pairs} pairs of the built-in numbers task ({missing})"
     batches = [batch for batch in iterator if batch[0].shape[0] == args.batch_size]
     return batches, len(src_vocab), len(tgt_vocab), tgt_vocab["<bos>"], source
 

@@ -8,13 +8,15 @@ d2l's metric: that objective summed over an epoch divided by the number of targe
 The four d2l examples are translated greedily, then by beam search (``--beam K``, 0 to skip;
 score log P / L**0.75), and the mean BLEU of the two is compared.
 
-    python examples/d2l_fra_eng.py --data path/to/fra.txt
-    python examples/d2l_fra_eng.py --data PATH --decoder luong --cell lstm
+    npseq data fetch fra-eng      # once: d2l's fra-eng.zip, SHA-1 checked, into npseq's cache
+    python examples/d2l_fra_eng.py --data fra-eng
+    python examples/d2l_fra_eng.py --data path/to/fra.txt --decoder luong --cell lstm
 """
 import argparse
 import time
 
 from npseq.data import load_data_nmt
+from npseq.data.datasets import data_file
 from npseq.decode import translate
 from npseq.metrics import bleu
 from npseq.models import build_seq2seq
@@ -28,7 +30,8 @@ EXAMPLES = [("go .", "va !"), ("i lost .", "j'ai perdu ."), ("he's calm .", "il 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True, help="path to fra.txt (tab-separated English/French pairs)")
+    parser.add_argument("--data", required=True, type=data_file,
+                        help="path to fra.txt (tab-separated English/French pairs), or fra-eng once fetched")
     parser.add_argument("--decoder", choices=["bahdanau", "luong", "plain"], default="bahdanau")
     parser.add_argument("--cell", choices=["gru", "lstm", "rnn"], default="gru")
     parser.add_argument("--epochs", type=int, default=250)

@@ -1,4 +1,4 @@
-"""The ``npseq`` command: demo, train, translate, lm, gradcheck, grade, exercises.
+"""The ``npseq`` command: demo, train, translate, lm, gradcheck, grade, exercises, data fetch.
 
 User errors (a missing file, a bad option value, a checkpoint that does not fit,
 an empty input, a request beyond a cap, a diverged run, a full disk) end with exit
@@ -268,7 +268,7 @@ def cmd_gradcheck(args) -> int:
 
 # ------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    from .data import TASKS
+    from .data import TASKS, datasets
     from .decode import MAX_DECODE_LEN
     from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS
     from .nn.loss import TRAINING_REDUCTIONS
@@ -296,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train an encoder-decoder on a task or a corpus file")
     source = train.add_argument_group("data")
     source.add_argument("--task", choices=TASKS, help="a built-in task")
-    source.add_argument("--data", type=_existing_file, help="a tab-separated parallel corpus (e.g. fra.txt)")
+    source.add_argument("--data", type=datasets.data_file,
+                        help="a tab-separated parallel corpus (e.g. fra.txt), or a fetched dataset's name (fra-eng)")
     # The run-shaping flags default to None: with --resume, a flag left out is taken from the checkpoint,
     # and one given must agree with it; otherwise None means RUN_DEFAULTS' value.
     defaults = RUN_DEFAULTS
@@ -378,6 +379,12 @@ def build_parser() -> argparse.ArgumentParser:
                                   description=exercises.DESCRIPTION)
     exercises.add_arguments(handout)
     handout.set_defaults(run=exercises.run)
+    data = commands.add_parser("data", help="get a dataset by name (d2l's fra-eng) into npseq's cache")
+    data_commands = data.add_subparsers(dest="data_command", metavar="ACTION", required=True, parser_class=_Parser)
+    fetch = data_commands.add_parser("fetch", help="download a dataset, check its SHA-1, unpack it into the cache",
+                                     description=datasets.DESCRIPTION)
+    datasets.add_arguments(fetch)
+    fetch.set_defaults(run=datasets.run)
     for subparser in commands.choices.values():
         subparser.set_defaults(command_parser=subparser)
     return parser

@@ -23,8 +23,10 @@ from npseq.data import (
     tokenize_nmt,
     truncate_pad,
 )
+from npseq.data.datasets import find_dataset, how_to_get
 
-FRA_TXT = Path(__file__).parents[1].parent / "shared/data/fra-eng/fra.txt"
+FRA_TXT = find_dataset("fra-eng")  # $NPSEQ_FRA, else npseq's cache; None when neither has it
+NO_FRA = f"no fra-eng corpus: {how_to_get('fra-eng')}"
 
 
 # d2l's text pipeline, transcribed as the reference the tests compare with
@@ -479,7 +481,7 @@ def test_load_data_nmt_argument_errors(tmp_path):
 
 
 # --------------------------------------------------------------------- the real fra.txt
-@pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"the fra-eng corpus is not at {FRA_TXT}")
+@pytest.mark.skipif(FRA_TXT is None, reason=NO_FRA)
 def test_fra_eng_first_pairs_match_d2l():
     raw = FRA_TXT.read_text(encoding="utf-8")
     d2l_source, d2l_target = d2l_tokenize(d2l_preprocess(raw), num_examples=600)
@@ -501,7 +503,7 @@ def test_fra_eng_first_pairs_match_d2l():
     assert X.shape == Y.shape == (2, 8) and X.dtype == np.int64
 
 
-@pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"the fra-eng corpus is not at {FRA_TXT}")
+@pytest.mark.skipif(FRA_TXT is None, reason=NO_FRA)
 def test_fra_eng_whole_file_matches_d2l_without_empty_tokens():
     d2l_source, d2l_target = d2l_tokenize(d2l_preprocess(FRA_TXT.read_text(encoding="utf-8")))
     with warnings.catch_warnings():

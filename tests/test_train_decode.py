@@ -6,13 +6,14 @@ import pytest
 
 import npseq
 from npseq.data import BatchIterator, Vocab, build_array_nmt
+from npseq.data.datasets import find_dataset, how_to_get
 from npseq.decode import greedy_search, translate
 from npseq.models import EncoderDecoder, Seq2SeqAttentionDecoder, Seq2SeqEncoder
 from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam
 from npseq.train import teacher_forcing_inputs, train_seq2seq
 
-FRA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
+FRA = find_dataset("fra-eng")  # $NPSEQ_FRA, else npseq's cache; None when neither has it
 RESERVED = ["<pad>", "<bos>", "<eos>"]
 
 
@@ -109,7 +110,7 @@ def test_bad_training_arguments():
         translate(model, "a", Vocab(["a"]), tgt_vocab, 3, method="sample")
 
 
-@pytest.mark.skipif(not FRA.exists(), reason="the shared fra-eng corpus is not beside this checkout")
+@pytest.mark.skipif(FRA is None, reason=f"no fra-eng corpus: {how_to_get('fra-eng')}")
 def test_d2l_example_runs_and_prints_its_lines(capsys):
     import importlib.util
     example = pathlib.Path(__file__).parents[1] / "examples" / "d2l_fra_eng.py"

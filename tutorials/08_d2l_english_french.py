@@ -19,16 +19,17 @@
 # format of the Anki flash-card exports published at manythings.org (`fra-eng.zip`,
 # holding `fra.txt`: one pair per line, `English<TAB>French`, in newer exports followed by
 # a third, attribution column). d2l's own loader, `d2l.load_data_nmt`, downloads its copy
-# of `fra-eng.zip` from the book's data server and unpacks `fra-eng/fra.txt`. npseq never
-# downloads anything: point the environment variable `NPSEQ_FRA` at your `fra.txt`, or set `FRA_PATH` in
-# the next cell. Without the file, the training cells below are skipped with a message,
-# and the rest of the tutorial (the settings, the model, its gradient check) still runs.
+# of `fra-eng.zip` from the book's data server, checks its SHA-1 and unpacks `fra-eng/fra.txt`.
+# `npseq data fetch fra-eng` does the same into npseq's cache (`~/.cache/npseq`, or `$NPSEQ_DATA`),
+# where this tutorial finds it; `npseq data fetch fra-eng --from FILE` registers a copy you
+# already have. Or point the environment variable `NPSEQ_FRA` at your `fra.txt`, or set
+# `FRA_PATH` in the next cell. Without the file, the training cells below are skipped with a
+# message, and the rest of the tutorial (the settings, the model, its gradient check) still runs.
 
 # %%
-FRA_PATH = None  # set to the path of fra.txt to override NPSEQ_FRA (default: fra.txt beside this tutorial)
+FRA_PATH = None  # set to the path of fra.txt to override NPSEQ_FRA and the cache (last resort: fra.txt beside this tutorial)
 
 import inspect
-import os
 import pathlib
 import time
 
@@ -37,7 +38,8 @@ from _common import FAST, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from npseq.data import load_data_nmt, load_parallel_corpus
+from npseq.data import find_dataset, load_data_nmt, load_parallel_corpus
+from npseq.data.datasets import how_to_get
 from npseq.decode import translate
 from npseq.gradcheck import check_module
 from npseq.metrics import bleu
@@ -51,13 +53,13 @@ try:
     HERE = pathlib.Path(__file__).resolve().parent  # run as a script
 except NameError:
     HERE = pathlib.Path.cwd()  # in Jupyter or VS Code the notebook's folder is the working directory
-FRA = pathlib.Path(FRA_PATH or os.environ.get("NPSEQ_FRA") or HERE / "fra.txt")
+FRA = pathlib.Path(FRA_PATH or find_dataset("fra-eng") or HERE / "fra.txt")  # find_dataset: NPSEQ_FRA, the cache
 HAVE_DATA = FRA.is_file()
 if HAVE_DATA:
     print(f"corpus: {FRA}")
 else:
     print(f"NO CORPUS: {FRA} does not exist. The training, translation and attention cells will be skipped.\n"
-          f"Get fra.txt (see the text above) and set NPSEQ_FRA or FRA_PATH to its path to run them.")
+          f"To run them, {how_to_get('fra-eng')}, or set FRA_PATH in the first cell.")
 
 # %% [markdown]
 # ## d2l's settings

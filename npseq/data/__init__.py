@@ -4,6 +4,7 @@ Everything here runs on the host and returns NumPy arrays (int64 token ids and
 lengths); moving a batch to the GPU is the training loop's job.
 """
 from .batching import BatchIterator
+from .datasets import DATASETS, data_home, dataset_path, fetch_dataset, find_dataset
 from .lm import (
                  CHAR_ALPHABET,
                  SeqDataLoader,
@@ -54,4 +55,5 @@ __all__ += ["CHAR_ALPHABET", "SeqDataLoader", "load_corpus", "load_data_lm", "nu
 __all__ += ["DATE_FORMATS", "DATE_RANGE", "SPACE", "TASKS", "TaskData", "TaskText", "dates_pairs", "detokenize_french",
             "english_number", "format_date", "french_number", "load_task", "numbers_pairs", "reverse_pairs",
             "task_text", "tokenize_french"]
+__all__ += ["DATASETS", "data_home", "dataset_path", "fetch_dataset", "find_dataset"]
 __all__ += ["TranslationData", "UnknownWord", "load_translation_data", "source_tokens", "target_text", "unknown_words"]

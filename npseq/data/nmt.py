@@ -7,7 +7,8 @@ The pipeline is d2l's (``d2l.load_data_nmt``), read from a local file::
             --build_array_nmt--> (N, T) ids + (N,) valid lengths, for each side
             --BatchIterator--> shuffled minibatches
 
-npseq never downloads anything: the corpus is read from the path it is given.
+The loaders read the corpus from the path they are given; they download nothing.
+``npseq data fetch fra-eng`` (:mod:`npseq.data.datasets`) puts d2l's copy in a cache first.
 """
 from __future__ import annotations
 
@@ -134,8 +135,8 @@ def load_parallel_corpus(path, num_examples=None):
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise FileNotFoundError(f"path: no parallel corpus at {str(path)!r} (npseq never downloads data; "
-                                f"pass the path of a tab-separated file such as fra.txt)") from None
+        raise FileNotFoundError(f"path: no parallel corpus at {str(path)!r} (pass the path of a tab-separated "
+                                f"file such as fra.txt; `npseq data fetch fra-eng` downloads d2l's)") from None
     try:
         text = raw.decode("utf-8-sig")  # utf-8-sig drops a leading byte-order mark, if any
     except UnicodeDecodeError as exc:
@@ -157,7 +158,7 @@ def load_data_nmt(batch_size: int, num_steps: int, num_examples=600, path=None, 
     Each batch is ``(X, X_valid_len, Y, Y_valid_len)`` with shapes ``(B, T), (B,), (B, T), (B,)``
     (int64, ``T`` = ``num_steps``, ``B`` = ``batch_size`` except maybe in the last batch).
 
-    ``path`` is required (npseq never downloads): it sits fourth, where d2l has none,
+    ``path`` is required (nothing is downloaded here): it sits fourth, where d2l has none,
     and leaving it out raises ``ValueError``. ``num_examples`` counts usable pairs
     (see :func:`load_parallel_corpus`; ``None`` for all); on ``fra.txt``, d2l's
     ``num_examples=600`` equals ``num_examples=601`` here.
@@ -169,7 +170,7 @@ def load_data_nmt(batch_size: int, num_steps: int, num_examples=600, path=None, 
     num_steps = check_count("num_steps", num_steps, 1)
     if path is None:
         raise InvalidValueError("path: expected the path of a tab-separated parallel corpus such as fra.txt "
-                                "(npseq never downloads data), got None")
+                                "(`npseq data fetch fra-eng` downloads d2l's), got None")
     source, target = load_parallel_corpus(path, num_examples)
     src_vocab = Vocab(source, min_freq=2, reserved_tokens=NMT_RESERVED_TOKENS)
     tgt_vocab = Vocab(target, min_freq=2, reserved_tokens=NMT_RESERVED_TOKENS)

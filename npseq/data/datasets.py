@@ -1,0 +1,373 @@
+"""Datasets known by name, fetched the d2l way into a local cache: ``npseq data fetch fra-eng``.
+
+d2l keeps a registry, ``DATA_HUB``, that maps a name to a URL and the SHA-1 of the file
+there; its ``download`` fetches the file and checks the hash, and ``download_extract``
+unpacks a zip beside it. This module does the same for the corpora npseq trains on
+(:data:`DATASETS`; today d2l's English-French ``fra-eng``), in one cache folder,
+:func:`data_home` (``$NPSEQ_DATA``, default ``~/.cache/npseq``). A dataset lives in
+``<cache>/<name>/``, e.g. ``~/.cache/npseq/fra-eng/fra.txt``.
+
+**Nothing half-done is left in the cache.** The download goes to a temporary file in a
+hidden scratch folder inside the cache, its SHA-1 is computed as the bytes arrive and
+compared with the registry's, the archive is unpacked in the scratch folder, and only then
+does a rename put the dataset's folder in place. A hash that differs, a file that is not a
+zip, a network error, a full disk or Ctrl-C removes the scratch folder and leaves the cache
+as it was.
+
+**A copy the user already has** is registered with ``source=`` (``--from FILE``):
+
+* the zip (any file that is a zip archive) is checked against the same SHA-1 as a download,
+  and refused when it differs;
+* the bare text file (``fra.txt``) is taken as it is, since there is no published hash of
+  it to check (the command says so); it must be UTF-8 with a tab in its first line that
+  has text, as a parallel corpus is.
+
+**Finding a dataset.** :func:`dataset_path` gives the cached file or raises
+:class:`DatasetMissing`, whose one line says how to get it; :func:`data_file` is the argparse
+type of ``--data``, which takes a file path or a dataset name; :func:`find_dataset` is for
+tests and benchmarks: the dataset's environment variable (``$NPSEQ_FRA``), else the cache,
+else ``None``, with :func:`how_to_get` as the skip message.
+"""
+from __future__ import annotations
+
+import argparse
+import codecs
+import dataclasses
+import hashlib
+import os
+import posixpath
+import shutil
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from ..errors import InvalidValueError, LimitError, UserError
+
+__all__ = ["DATASETS", "DATA_URL", "Dataset", "DatasetMissing", "FetchError", "ChecksumMismatch", "data_home",
+           "cached_file", "dataset_path", "fetch_dataset", "find_dataset", "how_to_get", "data_file"]
+
+DATA_URL = "http://d2l-data.s3-accelerate.amazonaws.com/"
+"""d2l's data server (``d2l.DATA_URL``)."""
+
+TIMEOUT_S = 60.0
+"""Seconds a connection may stay silent before the download is given up."""
+
+MAX_DOWNLOAD_BYTES = 256 * 2 ** 20
+"""The most bytes a download may bring (d2l's ``fra-eng.zip`` is a few MB): a wrong URL cannot fill the disk."""
+
+CHUNK_BYTES = 2 ** 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+    """One entry of the registry: a zip archive at ``url`` whose SHA-1 is ``sha1`` (hex), holding the
+    text file ``member`` (a POSIX path inside the archive). ``env_var`` names the environment variable
+    that tests and benchmarks read a copy's path from; ``about`` says what the data is, in one line."""
+    name: str
+    url: str
+    sha1: str
+    member: str
+    env_var: str
+    about: str
+
+    @property
+    def filename(self) -> str:
+        """The text file's name, as it is kept in the cache (``fra.txt``)."""
+        return posixpath.basename(self.member)
+
+
+DATASETS = {
+    # d2l's DATA_HUB['fra-eng'] (chapter "Machine Translation and the Dataset").
+    "fra-eng": Dataset(name="fra-eng", url=DATA_URL + "fra-eng.zip", sha1="94646ad1522d915e7b0f9296181140edcf86a4f5",
+                       member="fra-eng/fra.txt", env_var="NPSEQ_FRA",
+                       about="English-French sentence pairs from Tatoeba, d2l's copy (fra-eng.zip, holding fra.txt)"),
+}
+"""The datasets npseq knows by name: name -> :class:`Dataset`."""
+
+
+class DatasetMissing(UserError, FileNotFoundError):
+    """A dataset asked for by name is not in the cache; the message says how to get it."""
+
+
+class FetchError(UserError):
+    """A dataset could not be fetched or registered (network, archive, cache folder); nothing was kept."""
+
+
+class ChecksumMismatch(FetchError):
+    """A downloaded or given archive's SHA-1 differs from the registry's; nothing was kept."""
+
+
+def data_home() -> Path:
+    """The cache folder: ``$NPSEQ_DATA`` when set, else ``~/.cache/npseq`` (not created here)."""
+    return Path(os.environ.get("NPSEQ_DATA") or "~/.cache/npseq").expanduser()
+
+
+def _dataset(name: str) -> Dataset:
+    if name not in DATASETS:
+        raise InvalidValueError(f"name: expected a dataset name, one of {', '.join(sorted(DATASETS))}; got {name!r}")
+    return DATASETS[name]
+
+
+def cached_file(name: str) -> Path:
+    """Where the cache keeps the text file of dataset ``name`` (``<cache>/fra-eng/fra.txt``), present or not."""
+    entry = _dataset(name)
+    return data_home() / entry.name / entry.filename
+
+
+def _fetch_hint(entry: Dataset) -> str:
+    return (f"get it with `npseq data fetch {entry.name}`, or register a copy you have with "
+            f"`npseq data fetch {entry.name} --from FILE` ({posixpath.basename(entry.url)} or {entry.filename})")
+
+
+def how_to_get(name: str) -> str:
+    """One line saying how to make :func:`find_dataset` find dataset ``name`` (a test's skip message)."""
+    entry = _dataset(name)
+    return f"{_fetch_hint(entry)}, or set {entry.env_var} to the path of {entry.filename}"
+
+
+def dataset_path(name: str) -> Path:
+    """The cached text file of dataset ``name``.
+
+    Raises:
+        DatasetMissing: it is not in the cache; the one-line message says how to get it.
+        InvalidValueError: ``name`` is not in :data:`DATASETS`.
+    """
+    path = cached_file(name)
+    if not path.is_file():
+        raise DatasetMissing(f"the dataset {name} is not in the cache {data_home()}: {_fetch_hint(_dataset(name))}")
+    return path
+
+
+def find_dataset(name: str) -> Path | None:
+    """The text file of dataset ``name`` for tests and benchmarks: the file its environment variable
+    names (``$NPSEQ_FRA`` for ``fra-eng``) when that is set, else the cached file; ``None`` when the
+    chosen place holds no file (:func:`how_to_get` says what to do then)."""
+    entry = _dataset(name)
+    given = os.environ.get(entry.env_var)
+    path = Path(given).expanduser() if given else cached_file(name)
+    return path if path.is_file() else None
+
+
+def data_file(text: str) -> str:
+    """The argparse type of ``--data``: an existing file, or a dataset name (:data:`DATASETS`), which
+    becomes the path of its cached file. A file of that name in the working folder wins over the name."""
+    if os.path.isfile(text):
+        return text
+    if text in DATASETS:
+        try:
+            return str(dataset_path(text))
+        except DatasetMissing as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    raise argparse.ArgumentTypeError(f"no such file: {text} (nor a dataset name: {', '.join(sorted(DATASETS))})")
+
+
+# ----------------------------------------------------------------- fetching
+def _download(url: str, path: Path, progress: bool, name: str) -> str:
+    """Stream ``url`` into the file ``path`` behind a progress bar; return the SHA-1 (hex) of the bytes.
+
+    A network failure raises :class:`FetchError` naming the URL; a failure to write ``path``
+    is left as the ``OSError`` it is, for the caller to name the cache folder.
+    """
+    # Imported here, not at the top: every `npseq` command and `import npseq.data` load this module, few download.
+    import http.client
+    import urllib.request
+
+    from tqdm.auto import tqdm
+    digest = hashlib.sha1()
+    received = 0
+    try:
+        response = urllib.request.urlopen(url, timeout=TIMEOUT_S)
+    except ValueError as exc:  # urllib's word for a string that is no URL
+        raise InvalidValueError(f"url: expected an http(s) URL, got {url!r} ({exc})") from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _unreachable(url, exc, name) from None
+    length = response.headers.get("Content-Length")
+    with response, open(path, "wb") as handle, \
+            tqdm(total=int(length) if length and length.isdigit() else None, unit="B", unit_scale=True,
+                 unit_divisor=1024, desc=posixpath.basename(url) or "download", disable=not progress) as bar:
+        while True:
+            try:
+                chunk = response.read(CHUNK_BYTES)
+            except (OSError, http.client.HTTPException) as exc:
+                raise _unreachable(url, exc, name) from None
+            if not chunk:
+                return digest.hexdigest()
+            received += len(chunk)
+            if received > MAX_DOWNLOAD_BYTES:
+                raise LimitError(f"url: {url} sends more than {MAX_DOWNLOAD_BYTES // 2 ** 20} MiB, the cap of a "
+                                 f"download; nothing was kept")
+            digest.update(chunk)
+            handle.write(chunk)
+            bar.update(len(chunk))
+
+
+def _unreachable(url: str, exc: Exception, name: str) -> FetchError:
+    why = getattr(exc, "reason", None) or exc  # URLError wraps the socket's error in .reason
+    code = getattr(exc, "code", None)  # an HTTPError: the server answered, but not with the file
+    why = f"HTTP {code} {why}" if code else str(why) or type(exc).__name__
+    return FetchError(f"cannot download {url} ({why}); offline or behind a proxy? Register a copy you have "
+                      f"with `npseq data fetch {name} --from FILE`")
+
+
+def _sha1_of(path) -> str:
+    digest = hashlib.sha1()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(2 ** 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _unpack(archive, scratch: Path, entry: Dataset, origin: str) -> Path:
+    """Unpack ``archive`` under ``scratch``; return the folder that holds ``entry.member``."""
+    unpacked = scratch / "unpacked"
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(unpacked)  # extractall drops absolute paths and '..' from member names
+    except zipfile.BadZipFile as exc:
+        raise FetchError(f"{origin} is not a readable zip archive ({exc}); nothing was kept") from None
+    text = unpacked / entry.member
+    if not text.is_file():
+        raise FetchError(f"{origin} holds no {entry.member}; nothing was kept")
+    return text.parent
+
+
+def _copy_text(source: str, scratch: Path, entry: Dataset) -> Path:
+    """Copy the bare text file ``source`` into a folder under ``scratch``, after checking that it looks like a
+    parallel corpus (UTF-8, a tab in its first line with text); return that folder."""
+    with open(source, "rb") as handle:
+        head = handle.read(2 ** 16)
+    try:  # incremental: a character cut in two at the end of the sample is not an error
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=False)
+    except UnicodeDecodeError:
+        raise FetchError(f"source: {source} is neither a zip archive nor UTF-8 text such as {entry.filename}; "
+                         f"nothing was kept") from None
+    if "\t" not in next((line for line in text.splitlines() if line.strip()), ""):
+        raise FetchError(f"source: {source} is neither a zip archive nor a tab-separated corpus such as "
+                         f"{entry.filename} (its first line has no tab); nothing was kept")
+    folder = scratch / entry.name
+    folder.mkdir()
+    shutil.copyfile(source, folder / entry.filename)
+    return folder
+
+
+def _install(folder: Path, destination: Path, scratch: Path) -> None:
+    """Put ``folder`` at ``destination`` by renames; a dataset already there moves into ``scratch`` (and goes
+    with it), and comes back if the second rename fails. Renames within one file system do not copy."""
+    old = scratch / "replaced"
+    if destination.exists():
+        os.replace(destination, old)
+    try:
+        os.replace(folder, destination)
+    except BaseException:
+        if old.exists():
+            os.replace(old, destination)
+        raise
+
+
+def fetch_dataset(name: str, url: str | None = None, source=None, *, progress: bool = True,
+                  force: bool = False) -> Path:
+    """Download dataset ``name`` (or register the copy ``source``) into the cache; return its text file.
+
+    Without ``source``: download ``url`` (default: the registry's, d2l's server), check that the
+    SHA-1 of the bytes equals the registry's, unpack the zip and keep the folder that holds
+    the text file as ``<cache>/<name>/``. A dataset already in the cache is returned as it is,
+    without a download, unless ``force``.
+
+    With ``source`` (a path): a zip archive is checked against the same SHA-1 and unpacked; any
+    other file is taken as the text file itself, unchecked (there is no published hash of it),
+    once it looks like a tab-separated UTF-8 corpus. A dataset already in the cache is replaced.
+
+    Everything is written under a hidden scratch folder in the cache first and moved into place
+    by a rename, so that on any failure (and on Ctrl-C) the cache is left as it was.
+    ``progress``: a progress bar (tqdm, on standard error) while downloading.
+
+    Raises:
+        ChecksumMismatch: the downloaded or given zip is not the registry's.
+        FetchError: the URL cannot be reached or answers with an error (the message names the URL
+            and ``--from FILE``), the archive is damaged or lacks the text file, or the cache folder
+            cannot be written.
+        LimitError: the download is larger than :data:`MAX_DOWNLOAD_BYTES`.
+        InvalidValueError: ``name`` is not in :data:`DATASETS`, both ``url`` and ``source`` are given, or
+            ``url`` is no URL.
+    """
+    entry = _dataset(name)
+    if url is not None and source is not None:
+        raise InvalidValueError(f"url, source: expected at most one place to get {name} from, got url={url!r} "
+                                f"and source={str(source)!r}")
+    if source is not None and not os.path.isfile(source):
+        raise FetchError(f"source: no such file: {source}")
+    target = cached_file(name)
+    if source is None and not force and target.is_file():
+        return target
+    home = data_home()
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=home) as scratch:
+            scratch = Path(scratch)
+            if source is not None and not zipfile.is_zipfile(source):
+                folder = _copy_text(source, scratch, entry)
+            else:
+                if source is None:
+                    url = url or entry.url
+                    archive, origin = scratch / "download.zip", f"the download from {url}"
+                    sha1 = _download(url, archive, progress, name)
+                    remedy = f"try again, or register a copy you trust with `npseq data fetch {name} --from FILE`"
+                else:
+                    archive, origin = source, f"source {source}"
+                    sha1 = _sha1_of(source)
+                    remedy = (f"to use another export, register its {entry.filename} itself, unchecked, with "
+                              f"`npseq data fetch {name} --from {entry.filename}`")
+                if sha1 != entry.sha1:
+                    raise ChecksumMismatch(f"{origin} has SHA-1 {sha1}, but {posixpath.basename(entry.url)} has "
+                                           f"{entry.sha1}; nothing was kept; {remedy}")
+                folder = _unpack(archive, scratch, entry, origin)
+            _install(folder, home / entry.name, scratch)
+    except OSError as exc:  # a file, not the network (_download reports that as FetchError): name the file
+        raise FetchError(f"{exc.strerror or exc}: {exc.filename or home}; nothing was kept (NPSEQ_DATA chooses "
+                         f"another cache folder than {home})") from None
+    return target
+
+
+# --------------------------------------------------------------- the command
+DESCRIPTION = ("Download a dataset npseq knows by name into the cache ($NPSEQ_DATA, default ~/.cache/npseq), "
+               "check its SHA-1 as d2l's DATA_HUB does and unpack it; or register a copy you already have "
+               "(--from FILE). Then `npseq train --data NAME` finds it. Datasets: "
+               + "; ".join(f"{entry.name}: {entry.about}" for entry in DATASETS.values()) + ".")
+
+
+def _existing_file(text: str) -> str:
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"no such file: {text}")
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``npseq data fetch``, added to its subcommand parser (the ``npseq`` command builds it)."""
+    parser.add_argument("name", choices=sorted(DATASETS), help="the dataset")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--url", help="download from this URL instead of d2l's server (a mirror); the SHA-1 is "
+                                     "still checked")
+    where.add_argument("--from", dest="source", metavar="FILE", type=_existing_file,
+                       help="register a copy you have instead of downloading: the zip (its SHA-1 is checked) or "
+                            "the text file itself (fra.txt; nothing to check it against)")
+    parser.add_argument("--force", action="store_true", help="download again when the cache has the dataset")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args) -> int:
+    """Fetch or register ``args.name`` as ``npseq data fetch`` parsed it; report where it is; return 0."""
+    entry = DATASETS[args.name]
+    if args.source is None and not args.force and cached_file(args.name).is_file():
+        print(f"{args.name} is already in the cache: {cached_file(args.name)} (--force downloads it again)",
+              flush=True)
+        return 0
+    if args.source is None:
+        print(f"downloading {args.url or entry.url}", flush=True)
+    path = fetch_dataset(args.name, url=args.url, source=args.source, progress=not args.no_progress,
+                         force=args.force)
+    if args.source is not None and not zipfile.is_zipfile(args.source):
+        print(f"note: {args.source} is the text file itself; there is no published SHA-1 of it, so it was "
+              f"registered unchecked", file=sys.stderr, flush=True)
+    print(f"{args.name}: {path}\ntrain on it with `npseq train --data {args.name}`", flush=True)
+    return 0
