@@ -312,3 +312,44 @@ def run_checks(names=None, seed: int = 0):
         raise InvalidValueError(f"names: expected registered checks {list(REGISTRY)}, got {unknown}")
     for i, name in enumerate(names):
         yield name, REGISTRY[name](backend.numpy.random.default_rng([seed, i]))
+
+
+# ------------------------------------------------------------ local attention
+# Registered last: each check's inputs come from its position in the registry, and the checks above keep theirs.
+def _local_pooling(dcontext, dweights, cache):
+    return F.local_attention_pooling_backward(dcontext, cache, dweights)
+
+
+@register("local attention pooling (local-p window, centres near both ends, padding)")
+def _local_pooling_check(rng):
+    # Centres near 0 and near S_n = 4; no window edge (|s - p| = D) within a step h of them.
+    inputs = {"scores": _normal(rng, 2, 2, 6), "values": _normal(rng, 2, 6, 3),
+              "centers": backend.asarray(backend.numpy.array([[0.05, 3.3], [0.2, 3.95]]))}
+    return check_function(lambda scores, values, centers: F.local_attention_pooling_forward(
+        scores, values, centers, _lens(6, 4), 3, gaussian=True), _local_pooling, inputs)
+
+
+@register("predictive_position (local-p)")
+def _predictive_position(rng):
+    inputs = {"queries": _normal(rng, 2, 3, 4), "Wp": _normal(rng, 4, 5), "vp": _normal(rng, 5)}
+    return check_function(lambda q, Wp, vp: F.predictive_position_forward(q, Wp, vp, _lens(6, 3)),
+                          F.predictive_position_backward, inputs)
+
+
+@register("location_scores")
+def _location_scores(rng):
+    return check_function(F.location_scores_forward, F.location_scores_backward,
+                          {"queries": _normal(rng, 2, 3, 4), "Wa": _normal(rng, 4, 7)}, kwargs={"num_keys": 5})
+
+
+for _mode, _score in (("local-m", "general"), ("local-p", "concat"), ("local-p", "dot")):
+    @register(f"local attention layer ({_mode}, {_score} score, padding)")
+    def _local_layer(rng, mode=_mode, score=_score):
+        key_size = 4 if score == "dot" else 5
+        layer = nn.LocalAttention(4, key_size, mode=mode, score=score, half_width=3, num_hiddens=6, rng=rng,
+                                  dtype="float64")
+        inputs = {"queries": _normal(rng, 2, 2, 4), "keys": _normal(rng, 2, 6, key_size),
+                  "values": _normal(rng, 2, 6, 3), "source_lens": _lens(6, 3), "step": 1}
+        # W_p's gradient passes through a sigmoid and a Gaussian and can be ~1e-6: a wider, fourth-order
+        # stencil keeps the finite differences' rounding error far below it.
+        return check_module(layer, inputs, h=1e-3, order=4)

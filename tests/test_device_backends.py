@@ -299,5 +299,5 @@ def test_the_command_line_trains_translates_and_draws_on_the_backend(device, tmp
     assert cli.main(["demo", "--num-examples", "300", "--epochs", "1", "--no-progress", "--out", "demo"]) == 0
     out = capsys.readouterr().out
     assert "saved" in out and "two hundred one =>" in out and "test: BLEU" in out
-    assert (tmp_path / "demo" / "attention.png").stat().st_size > 0
+    assert (tmp_path / "demo" / "numbers" / "attention.png").stat().st_size > 0
     assert backend.backend_name() == ("numpy" if device == "numpy" else "cupy")

@@ -57,6 +57,7 @@ from .layers import (
     word_embedding_backward,
     word_embedding_forward,
 )
+from .local_attention import *  # noqa: F401,F403 (Luong's local attention: windows, predicted positions, scores)
 from .losses import (
     REDUCTIONS,
     MaskedSoftmaxCECache,

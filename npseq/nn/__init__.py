@@ -1,5 +1,5 @@
 """Stateful modules: thin wrappers over :mod:`npseq.functional` with a cache stack."""
-from .attention import AdditiveAttention, DotProductAttention, GeneralAttention
+from .attention import AdditiveAttention, DotProductAttention, GeneralAttention, LocalAttention
 from .layers import Dropout, Embedding, Linear
 from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter

@@ -20,14 +20,23 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .._checks import as_rng, check_float_array, check_ndim, check_probability, check_same_backend, check_shape
+from .._checks import (
+    as_rng,
+    check_count,
+    check_float_array,
+    check_ndim,
+    check_probability,
+    check_same_backend,
+    check_shape,
+)
 from ..errors import InvalidTypeError
 from ..functional import attention as attention_fn
+from ..functional import local_attention as local_fn
 from .init import resolve_dtype, uniform
 from .layers import Linear
 from .module import Module, Parameter
 
-__all__ = ["DotProductAttention", "GeneralAttention", "AdditiveAttention"]
+__all__ = ["DotProductAttention", "GeneralAttention", "AdditiveAttention", "LocalAttention"]
 
 
 def _check_matches_params(module: Module, name: str, array, param: Parameter) -> None:
@@ -239,3 +248,111 @@ class AdditiveAttention(Module):
     def extra_repr(self) -> str:
         return (f"key_size={self.key_size}, query_size={self.query_size}, "
                 f"num_hiddens={self.num_hiddens}, dropout={self.dropout}")
+
+
+LOCAL_MODES = ("local-m", "local-p")
+LOCAL_SCORES = ("dot", "general", "concat")
+
+
+class LocalAttention(Module):
+    """Luong's local attention: a window of :math:`2D + 1` source positions around :math:`p_t`.
+
+    ``mode`` ``"local-m"``: :math:`p_t = t`, the decoder step; ``"local-p"``:
+    :math:`p_t = S_n \\sigma(v_p^\\top \\tanh(W_p h_t))` and a Gaussian of :math:`\\sigma = D/2` on
+    the weights. ``score``: ``"dot"`` (``query_size == key_size``), ``"general"`` (``W``) or
+    ``"concat"`` (``Wq``, ``Wk``, ``wv``, hidden size ``num_hiddens``); local-p adds ``Wp``
+    ``(query_size, num_hiddens)`` and ``vp``. The math and the window's rules are in
+    :mod:`npseq.functional.local_attention`.
+
+    ``forward(queries (N, Q, query_size), keys (N, K, key_size), values (N, K, Dv), source_lens (N,),
+    step=0)`` -> ``context (N, Q, Dv)``; query ``q`` is decoder step ``step + q``. ``backward(dcontext)``
+    -> ``(dqueries, dkeys, dvalues)``, adding into the parameters' ``.grad``. ``.attention_weights``
+    and ``.centers`` (:math:`p`, ``(N, Q)``) keep the last call's.
+    """
+
+    def __init__(self, query_size: int, key_size: int, *, mode: str = "local-p", score: str = "general",
+                 half_width: int = 2, num_hiddens: int | None = None, rng=None, dtype=None):
+        super().__init__()
+        if mode not in LOCAL_MODES:
+            raise InvalidTypeError(f"mode: expected one of {LOCAL_MODES}, got {mode!r}")
+        if score not in LOCAL_SCORES:
+            raise InvalidTypeError(f"score: expected one of {LOCAL_SCORES}, got {score!r}")
+        if score == "dot" and query_size != key_size:
+            raise InvalidTypeError(f"key_size: the dot score needs query_size == key_size, got {query_size} "
+                                   f"and {key_size}")
+        check_count("half_width", half_width, 1 if mode == "local-p" else 0)
+        self.query_size, self.key_size, self.mode, self.score, self.half_width = (
+            query_size, key_size, mode, score, half_width)
+        hidden = num_hiddens or query_size
+        generator, dtype = as_rng(rng), resolve_dtype(dtype)
+
+        def weight(rows, cols):
+            return Parameter(uniform(generator, (rows, cols) if cols else (rows,), 1.0 / math.sqrt(rows), dtype))
+
+        if score == "general":
+            self.W = weight(query_size, key_size)
+        elif score == "concat":
+            self.Wq, self.Wk, self.wv = weight(query_size, hidden), weight(key_size, hidden), weight(hidden, None)
+        if mode == "local-p":
+            self.Wp, self.vp = weight(query_size, hidden), weight(hidden, None)
+        self.attention_weights = self.centers = None
+
+    def _reference(self) -> Parameter:
+        return next(iter(self.parameters()), None)
+
+    def forward(self, queries, keys, values, source_lens, step: int = 0):
+        reference = self._reference()
+        if reference is not None:
+            _check_matches_params(self, "queries", queries, reference)
+        check_ndim("queries", queries, 3, "(N, Q, query_size)")
+        check_shape("queries", queries, (None, None, self.query_size))
+        check_shape("keys", keys, (queries.shape[0], None, self.key_size))
+        check_count("step", step, 0)
+        if self.score == "dot":
+            scores, score_cache = local_fn.dot_scores_forward(queries, keys)
+        elif self.score == "general":
+            scores, score_cache = local_fn.general_scores_forward(queries, keys, self.W.data)
+        else:
+            scores, score_cache = local_fn.concat_scores_forward(queries, keys, self.Wq.data, self.Wk.data,
+                                                                 self.wv.data)
+        position_cache = None
+        if self.mode == "local-p":
+            centers, position_cache = local_fn.predictive_position_forward(queries, self.Wp.data, self.vp.data,
+                                                                           source_lens)
+        else:
+            centers = local_fn.monotonic_positions(step, queries.shape[0], queries.shape[1], like=queries)
+        context, weights, pooling = local_fn.local_attention_pooling_forward(
+            scores, values, centers, source_lens, self.half_width, gaussian=self.mode == "local-p")
+        self.attention_weights, self.centers = weights, centers
+        self.save_for_backward(_LocalCall(score_cache, position_cache, pooling))
+        return context
+
+    def backward(self, dcontext):
+        call = self.pop_cache()
+        dscores, dvalues, dcenters = local_fn.local_attention_pooling_backward(dcontext, call.pooling)
+        if self.score == "dot":
+            dqueries, dkeys = local_fn.dot_scores_backward(dscores, call.scores)
+        elif self.score == "general":
+            dqueries, dkeys, dW = local_fn.general_scores_backward(dscores, call.scores)
+            self.W.grad += dW
+        else:
+            dqueries, dkeys, dWq, dWk, dwv = local_fn.concat_scores_backward(dscores, call.scores)
+            self.Wq.grad += dWq
+            self.Wk.grad += dWk
+            self.wv.grad += dwv
+        if call.position is not None:
+            dqueries_p, dWp, dvp = local_fn.predictive_position_backward(dcenters, call.position)
+            dqueries = dqueries + dqueries_p
+            self.Wp.grad += dWp
+            self.vp.grad += dvp
+        return dqueries, dkeys, dvalues
+
+    def extra_repr(self) -> str:
+        return (f"query_size={self.query_size}, key_size={self.key_size}, mode={self.mode!r}, "
+                f"score={self.score!r}, half_width={self.half_width}")
+
+
+class _LocalCall(NamedTuple):
+    scores: object    # the score function's cache
+    position: object  # PredictivePositionCache (local-p) or None
+    pooling: object   # LocalPoolingCache
