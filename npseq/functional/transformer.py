@@ -544,8 +544,9 @@ def residual_norm_forward(x, sublayer: Callable, gamma, beta, order: str = "post
         \\text{pre-norm (GPT-2, most models since):} \\quad & y = x + F\\bigl(\\operatorname{LN}(x)\\bigr)
 
     Pre-norm leaves an identity path from the output back to the input, so gradients
-    reach early layers undiminished and training needs no learning-rate warm-up; the
-    price is a stream whose scale grows with depth, which a final layer norm reins in.
+    reach early layers undiminished, and it trains without the learning-rate warm-up that
+    post-norm needs (Xiong et al., 2020); the price is a stream whose scale grows with
+    depth, which a final layer norm reins in.
 
     Args:
         x: ``(..., D)``.
