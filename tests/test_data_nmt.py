@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import FRA_TXT, skip_reason
 
 import npseq.data
 from npseq.data import (
@@ -23,8 +24,6 @@ from npseq.data import (
     tokenize_nmt,
     truncate_pad,
 )
-
-FRA_TXT = Path(__file__).parents[1].parent / "shared/data/fra-eng/fra.txt"
 
 
 # d2l's text pipeline, transcribed as the reference the tests compare with
@@ -479,7 +478,7 @@ def test_load_data_nmt_argument_errors(tmp_path):
 
 
 # --------------------------------------------------------------------- the real fra.txt
-@pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"the fra-eng corpus is not at {FRA_TXT}")
+@pytest.mark.skipif(not FRA_TXT.is_file(), reason=skip_reason("fra"))
 def test_fra_eng_first_pairs_match_d2l():
     raw = FRA_TXT.read_text(encoding="utf-8")
     d2l_source, d2l_target = d2l_tokenize(d2l_preprocess(raw), num_examples=600)
@@ -501,7 +500,7 @@ def test_fra_eng_first_pairs_match_d2l():
     assert X.shape == Y.shape == (2, 8) and X.dtype == np.int64
 
 
-@pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"the fra-eng corpus is not at {FRA_TXT}")
+@pytest.mark.skipif(not FRA_TXT.is_file(), reason=skip_reason("fra"))
 def test_fra_eng_whole_file_matches_d2l_without_empty_tokens():
     d2l_source, d2l_target = d2l_tokenize(d2l_preprocess(FRA_TXT.read_text(encoding="utf-8")))
     with warnings.catch_warnings():

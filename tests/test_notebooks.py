@@ -10,6 +10,7 @@ import pathlib
 import sys
 
 import pytest
+from optional_tools import require
 
 from npseq import tutorials
 from npseq.cli import main
@@ -55,7 +56,7 @@ def test_only_picks_by_number_or_name_in_order():
 
 
 def test_every_tutorial_becomes_a_plain_notebook_beside_its_helper(tmp_path, capsys):
-    pytest.importorskip("jupytext")
+    require("jupytext", "notebooks")
     out = tmp_path / "notebooks"
     assert main(["tutorials", "--notebooks", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -74,7 +75,7 @@ def test_every_tutorial_becomes_a_plain_notebook_beside_its_helper(tmp_path, cap
 
 
 def test_existing_notebooks_are_kept_unless_forced(tmp_path, capsys):
-    pytest.importorskip("jupytext")
+    require("jupytext", "notebooks")
     out = tmp_path / "nb"
     out.mkdir()
     (out / "02_rnn_by_hand.ipynb").write_text("a learner's work", encoding="utf-8")
@@ -90,7 +91,7 @@ def test_existing_notebooks_are_kept_unless_forced(tmp_path, capsys):
 def kernel_env(monkeypatch):
     """The environment the notebook kernel inherits: fast mode, figures beside the notebooks, one BLAS thread."""
     for module in ("jupytext", "nbclient", "ipykernel"):
-        pytest.importorskip(module)
+        require(module, "notebooks")
     monkeypatch.setenv("NPSEQ_FAST", "1")
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "1")

@@ -3,6 +3,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from optional_tools import FRA_TXT, skip_reason
 
 import npseq
 from npseq.data import BatchIterator, Vocab, build_array_nmt
@@ -12,7 +13,6 @@ from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam
 from npseq.train import teacher_forcing_inputs, train_seq2seq
 
-FRA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
 RESERVED = ["<pad>", "<bos>", "<eos>"]
 
 
@@ -109,14 +109,14 @@ def test_bad_training_arguments():
         translate(model, "a", Vocab(["a"]), tgt_vocab, 3, method="sample")
 
 
-@pytest.mark.skipif(not FRA.exists(), reason="the shared fra-eng corpus is not beside this checkout")
+@pytest.mark.skipif(not FRA_TXT.is_file(), reason=skip_reason("fra"))
 def test_d2l_example_runs_and_prints_its_lines(capsys):
     import importlib.util
     example = pathlib.Path(__file__).parents[1] / "examples" / "d2l_fra_eng.py"
     spec = importlib.util.spec_from_file_location("d2l_fra_eng", example)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    example.main(["--data", str(FRA), "--epochs", "2", "--no-progress"])
+    example.main(["--data", str(FRA_TXT), "--epochs", "2", "--no-progress"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("loss (d2l metric) ") and ", per-token cross-entropy " in lines[0]
     sources = ["go .", "i lost .", "he's calm .", "i'm home ."]
