@@ -370,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     gradcheck.add_argument("--only", nargs="+", metavar="NAME", help="run only these registered checks")
     gradcheck.add_argument("--seed", type=int, default=0)
     gradcheck.set_defaults(run=cmd_gradcheck)
-    from . import exercises, grade
+    from . import exercises, grade, tutorials
     grading = commands.add_parser("grade", help="grade a learner's backward exercises against finite differences",
                                   description=grade.DESCRIPTION)
     grade.add_arguments(grading, positive)
@@ -385,6 +385,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      description=datasets.DESCRIPTION)
     datasets.add_arguments(fetch)
     fetch.set_defaults(run=datasets.run)
+    notebooks = commands.add_parser("tutorials", help="write the tutorials as Jupyter notebooks (and run them)",
+                                    description=tutorials.DESCRIPTION)
+    tutorials.add_arguments(notebooks, positive)
+    notebooks.set_defaults(run=tutorials.run)
     for subparser in commands.choices.values():
         subparser.set_defaults(command_parser=subparser)
     return parser

@@ -1,10 +1,14 @@
-"""Shared test settings: hypothesis without deadlines (CI machines are shared and noisy).
+"""Shared test settings: hypothesis without deadlines (CI machines are shared and noisy), and one summary line
+per missing optional tool (:mod:`optional_tools`) instead of one per skipped test location.
 
 NPSEQ_HYPOTHESIS_PROFILE=stress runs many more examples, to hunt for flaky tolerances.
 """
 import os
 
 from hypothesis import HealthCheck, settings
+from optional_tools import pytest_terminal_summary  # noqa: F401  (a hook: pytest finds it here)
+
+pytest_plugins = ["pytester"]  # test_optional_tools runs small pytest sessions to check that summary
 
 _relaxed = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("default", max_examples=40, **_relaxed)

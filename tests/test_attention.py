@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import require
 
 from npseq import no_grad
 from npseq.functional.attention import (
@@ -279,7 +280,7 @@ def torch_attention(torch, kind, inputs):
 @pytest.mark.parametrize("kind", MODULE_KINDS)
 @pytest.mark.parametrize("lens", [None, np.array([3, 1]), np.array([[1, 4, 2], [2, 3, 4]])], ids=["all", "N", "NQ"])
 def test_torch_parity(kind, lens):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     forward, backward, kwargs = PAIRS[kind]
     inputs = make_inputs(kind, 11, lens)
     rng = np.random.default_rng(11)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import FRA_TXT, skip_reason
 
 import npseq.data
 from npseq.data import (
@@ -23,10 +24,6 @@ from npseq.data import (
     tokenize_nmt,
     truncate_pad,
 )
-from npseq.data.datasets import find_dataset, how_to_get
-
-FRA_TXT = find_dataset("fra-eng")  # $NPSEQ_FRA, else npseq's cache; None when neither has it
-NO_FRA = f"no fra-eng corpus: {how_to_get('fra-eng')}"
 
 
 # d2l's text pipeline, transcribed as the reference the tests compare with
@@ -481,7 +478,7 @@ def test_load_data_nmt_argument_errors(tmp_path):
 
 
 # --------------------------------------------------------------------- the real fra.txt
-@pytest.mark.skipif(FRA_TXT is None, reason=NO_FRA)
+@pytest.mark.skipif(FRA_TXT is None, reason=skip_reason("fra"))
 def test_fra_eng_first_pairs_match_d2l():
     raw = FRA_TXT.read_text(encoding="utf-8")
     d2l_source, d2l_target = d2l_tokenize(d2l_preprocess(raw), num_examples=600)
@@ -503,7 +500,7 @@ def test_fra_eng_first_pairs_match_d2l():
     assert X.shape == Y.shape == (2, 8) and X.dtype == np.int64
 
 
-@pytest.mark.skipif(FRA_TXT is None, reason=NO_FRA)
+@pytest.mark.skipif(FRA_TXT is None, reason=skip_reason("fra"))
 def test_fra_eng_whole_file_matches_d2l_without_empty_tokens():
     d2l_source, d2l_target = d2l_tokenize(d2l_preprocess(FRA_TXT.read_text(encoding="utf-8")))
     with warnings.catch_warnings():

@@ -16,6 +16,7 @@ sums differ in rounding only.
 import device_double
 import numpy as np
 import pytest
+from optional_tools import skip_reason
 
 import npseq
 from npseq import backend
@@ -40,8 +41,8 @@ def device(request, monkeypatch):
     elif request.param == "cupy":
         try:
             backend.set_backend("cupy")
-        except backend.BackendError as exc:
-            pytest.skip(str(exc))
+        except backend.BackendError:
+            pytest.skip(skip_reason("cupy"))
     yield request.param
     backend.set_backend("numpy")
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import require
 from recurrent_cases import GATES, KINDS, make_params, random_problem
 
 from npseq.functional.activations import sigmoid
@@ -420,7 +421,7 @@ def _torch_run(torch, kind, x, h0, c0, lens, dh, dh_last, dc_last, seed):
 @pytest.mark.parametrize("lens", [None, np.array([2, 5, 1, 4])], ids=["full", "packed"])
 @pytest.mark.parametrize("kind", ["rnn", "gru", "lstm"])
 def test_torch_parity(kind, lens):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     N, T, D, H = 4, 5, 3, 4
     rng = np.random.default_rng(15)
     x, h0, c0 = rng.standard_normal((N, T, D)), rng.standard_normal((N, H)), rng.standard_normal((N, H))

@@ -15,6 +15,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from optional_tools import skip_reason
 
 from npseq import backend
 from npseq.functional import fused
@@ -41,7 +42,7 @@ def cpp_kernels(tmp_path_factory):
     """Every kernel of fused._SOURCES compiled as C++ for float and double: {name: CppElementwiseKernel}."""
     compiler = shutil.which("g++") or shutil.which("c++")
     if compiler is None:
-        pytest.skip("no C++ compiler to run the kernels' bodies on the CPU")
+        pytest.skip(skip_reason("c++"))  # the kernels' bodies run on the CPU as C++
     folder = tmp_path_factory.mktemp("fused")
     source = "#include <cmath>\nusing std::tanh;\n" + fused._SIGMOID + "".join(
         _cpp_source(name, *spec, ctype) for name, spec in fused._SOURCES.items() for ctype in ("float", "double"))
@@ -154,8 +155,8 @@ def on_a_gpu(run, fused_kernels):
     """``run()`` on the CuPy backend, with the fused kernels on or off; skips without a GPU."""
     try:
         backend.set_backend("cupy")
-    except backend.BackendError as exc:
-        pytest.skip(str(exc))
+    except backend.BackendError:
+        pytest.skip(skip_reason("cupy"))
     backend.set_fused_kernels(fused_kernels)
     try:
         return run()

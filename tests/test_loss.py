@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from optional_tools import require
 
 from npseq import functional as F
 from npseq import nn
@@ -97,7 +98,7 @@ def test_huge_logits_stay_finite_and_float32_stays_float32():
 
 
 def test_parity_with_torch_cross_entropy():
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     logits, labels, lens = batch(5, n=4, t=6, v=7)
     mask = torch.arange(6)[None, :] < torch.tensor(lens)[:, None]
     z = torch.tensor(logits, requires_grad=True)

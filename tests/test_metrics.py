@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import require
 
 from npseq.metrics import bleu, corpus_bleu, perplexity
 
@@ -164,7 +165,7 @@ def corpora(draw):
 @given(corpus=corpora())
 @settings(max_examples=300, deadline=None)
 def test_corpus_bleu_matches_sacrebleu(corpus):
-    sacrebleu = pytest.importorskip("sacrebleu")
+    sacrebleu = require("sacrebleu")
     hyps, refs = corpus
     expected = sacrebleu.metrics.BLEU(tokenize="none").corpus_score(hyps, refs).score
     assert abs(corpus_bleu(hyps, refs) - expected) < 1e-6
@@ -180,7 +181,7 @@ def test_corpus_bleu_matches_sacrebleu(corpus):
     (["a b c d e f"], [["a b c d e f g h"], ["a b c d"]]),  # a tie goes to the shorter one
 ])
 def test_corpus_bleu_matches_sacrebleu_by_hand(hyps, refs):
-    sacrebleu = pytest.importorskip("sacrebleu")
+    sacrebleu = require("sacrebleu")
     expected = sacrebleu.metrics.BLEU(tokenize="none").corpus_score(hyps, refs).score
     assert abs(corpus_bleu(hyps, refs) - expected) < 1e-6
 

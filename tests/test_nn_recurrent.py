@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import require
 from recurrent_cases import reference_run
 
 import npseq
@@ -401,7 +402,7 @@ def _torch_grads_as_ours(torch_module, module):
 
 @pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
 def test_torch_parity_two_layers_bidirectional_packed(name):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     nn = torch.nn
     N, T, D, H, L = 4, 6, 3, 5, 2
     torch.manual_seed(0)
@@ -448,7 +449,7 @@ def test_torch_parity_two_layers_bidirectional_packed(name):
 
 @pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
 def test_to_torch_state_dict_round_trip(name):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     ours = make(name, {"reset_after": True} if name == "GRU" else {})
     theirs = getattr(torch.nn, name)(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
     theirs.load_state_dict({k: torch.from_numpy(v) for k, v in to_torch_state_dict(ours).items()})

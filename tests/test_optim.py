@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import require
 
 from npseq import optim
 from npseq.nn import Linear, Parameter
@@ -39,7 +40,7 @@ def random_grads(rng, params, dtype=np.float64):
 
 @pytest.mark.parametrize("cls, torch_name, kwargs", CONFIGS, ids=IDS)
 def test_matches_torch_over_five_steps(cls, torch_name, kwargs):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     rng = np.random.default_rng(0)
     params = make_params(rng)
     tensors = [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
@@ -58,7 +59,7 @@ def test_matches_torch_over_five_steps(cls, torch_name, kwargs):
 
 @pytest.mark.parametrize("max_norm", [0.5, 3.0, 100.0])
 def test_clip_grad_norm_matches_torch(max_norm):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     rng = np.random.default_rng(1)
     params = make_params(rng)
     grads = random_grads(rng, params)

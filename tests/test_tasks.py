@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import require
 
 import npseq.data.tasks
 from npseq.data import (
@@ -84,7 +85,7 @@ def test_french_tokens_round_trip_and_vocabulary():
 
 
 def test_num2words_parity():
-    num2words = pytest.importorskip("num2words").num2words
+    num2words = require("num2words").num2words
     for n in range(10_000):
         assert french_number(n) == num2words(n, lang="fr"), n
         # num2words writes "one hundred and one", "twenty-one", "one thousand, one hundred"

@@ -3,17 +3,16 @@ import pathlib
 
 import numpy as np
 import pytest
+from optional_tools import FRA_TXT, skip_reason
 
 import npseq
 from npseq.data import BatchIterator, Vocab, build_array_nmt
-from npseq.data.datasets import find_dataset, how_to_get
 from npseq.decode import greedy_search, translate
 from npseq.models import EncoderDecoder, Seq2SeqAttentionDecoder, Seq2SeqEncoder
 from npseq.nn import MaskedSoftmaxCELoss
 from npseq.optim import Adam
 from npseq.train import teacher_forcing_inputs, train_seq2seq
 
-FRA = find_dataset("fra-eng")  # $NPSEQ_FRA, else npseq's cache; None when neither has it
 RESERVED = ["<pad>", "<bos>", "<eos>"]
 
 
@@ -110,14 +109,14 @@ def test_bad_training_arguments():
         translate(model, "a", Vocab(["a"]), tgt_vocab, 3, method="sample")
 
 
-@pytest.mark.skipif(FRA is None, reason=f"no fra-eng corpus: {how_to_get('fra-eng')}")
+@pytest.mark.skipif(FRA_TXT is None, reason=skip_reason("fra"))
 def test_d2l_example_runs_and_prints_its_lines(capsys):
     import importlib.util
     example = pathlib.Path(__file__).parents[1] / "examples" / "d2l_fra_eng.py"
     spec = importlib.util.spec_from_file_location("d2l_fra_eng", example)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    example.main(["--data", str(FRA), "--epochs", "2", "--no-progress"])
+    example.main(["--data", str(FRA_TXT), "--epochs", "2", "--no-progress"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("loss (d2l metric) ") and ", per-token cross-entropy " in lines[0]
     sources = ["go .", "i lost .", "he's calm .", "i'm home ."]

@@ -1,0 +1,223 @@
+"""The tutorials as Jupyter notebooks: ``npseq tutorials --notebooks DIR [--only NN ...] [--force] [--execute]``.
+
+The tutorials are the percent-format scripts ``tutorials/NN_*.py`` of npseq's
+repository (:func:`tutorials_dir`): they are not part of the installed package, so
+this command needs npseq installed from its repository with ``pip install -e .``,
+the README's way, and says so otherwise. Each chosen tutorial is converted with
+jupytext into ``DIR/NN_*.ipynb`` (a plain notebook for the python3 kernel, not
+paired with its script), and the tutorials' helper module ``_common.py`` is copied
+beside them, since every tutorial imports it from its own folder; figures then go
+to ``DIR/figures`` (or ``$NPSEQ_FIGURES``). The notebooks need nothing else from
+the repository: tutorial 08 looks for its corpus through ``NPSEQ_FRA`` or in DIR.
+
+Existing notebooks are learners' work: the command refuses to replace them unless
+``--force`` is given (``_common.py`` is npseq's own and is always refreshed, so
+that it matches the notebooks written with it).
+
+``--execute`` then runs each notebook top to bottom in a python3 kernel, with DIR
+as the working directory, and saves it with its outputs (figures and rendered
+equations included); ``NPSEQ_FAST=1`` in the environment selects fast mode, as for
+the scripts. A notebook whose cell raises is saved up to that cell, the error is
+named in one line, and the command ends with exit code 1.
+
+Writing needs jupytext and executing nbclient and ipykernel: the ``notebooks``
+extra (``pip install -e ".[notebooks]"``), which also installs JupyterLab to open
+them. They are imported only here, so that npseq itself does not depend on them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import sys
+import time
+from typing import NamedTuple, Optional
+
+from .errors import UserError
+
+HELPER = "_common.py"
+TUTORIAL_NAME = re.compile(r"^(?P<number>\d\d)_\w+\.py$")
+INSTALL_HINT = 'pip install -e ".[notebooks]"'
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+class NotebooksError(UserError):
+    """The notebooks cannot be written or run (no tutorials, an unknown name, a missing extra); one line."""
+
+
+class Execution(NamedTuple):
+    """How one notebook ran under ``--execute``."""
+    path: str
+    seconds: float
+    error: Optional[str]  # None when every cell ran; else "cell N: ExceptionName: message"
+
+
+def tutorials_dir() -> str:
+    """The folder of the tutorial scripts, ``tutorials/`` of the repository npseq runs from."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tutorials")
+
+
+def find_tutorials(only=None) -> list:
+    """The paths of the tutorial scripts, in order: all of them, or those ``only`` names.
+
+    Args:
+        only: ``None`` for every tutorial, or names each of which is a tutorial's two-digit
+            number (``"02"``) or its file name without ``.py`` (``"02_rnn_by_hand"``).
+
+    Raises:
+        NotebooksError: the tutorials folder is missing, or a name matches no tutorial.
+    """
+    folder = tutorials_dir()
+    try:
+        names = sorted(name for name in os.listdir(folder) if TUTORIAL_NAME.match(name))
+    except OSError:
+        names = []
+    if not names or not os.path.isfile(os.path.join(folder, HELPER)):
+        raise NotebooksError(f"the tutorials are not at {folder}: they are written from npseq's repository "
+                             "(install npseq from it with pip install -e .)")
+    if not only:
+        return [os.path.join(folder, name) for name in names]
+    by_key = {}
+    for name in names:
+        by_key[TUTORIAL_NAME.match(name).group("number")] = name
+        by_key[name[:-len(".py")]] = name
+    unknown = [key for key in only if key not in by_key]
+    if unknown:
+        numbers = [TUTORIAL_NAME.match(name).group("number") for name in names]
+        raise NotebooksError(f"--only: expected tutorial numbers from {numbers} (or file names without .py), "
+                             f"got {unknown}")
+    chosen = {by_key[key] for key in only}
+    return [os.path.join(folder, name) for name in names if name in chosen]
+
+
+def notebook_name(script: str) -> str:
+    """``NN_name.ipynb``, the notebook's file name for the tutorial script at ``script``."""
+    return os.path.splitext(os.path.basename(script))[0] + ".ipynb"
+
+
+def _import_extra(module: str, purpose: str):
+    """Import one module of the ``notebooks`` extra, or say in one line how to install it."""
+    try:
+        return __import__(module)
+    except ImportError:
+        raise NotebooksError(f"{purpose} needs {module}, which is not installed: {INSTALL_HINT}") from None
+
+
+def write_notebooks(out: str, only=None, force: bool = False) -> list:
+    """Write the tutorials as notebooks into ``out``, with their helper module beside them.
+
+    Args:
+        out: the folder (made if missing).
+        only: the tutorials to write, as for :func:`find_tutorials` (``None``: all).
+        force: replace notebooks that exist already (otherwise nothing is written).
+
+    Returns:
+        The paths of the notebooks written, in order.
+
+    Raises:
+        NotebooksError: no tutorials or an unknown name (:func:`find_tutorials`), jupytext is
+            missing, a notebook exists and ``force`` is false, or ``out`` cannot be written.
+    """
+    scripts = find_tutorials(only)
+    jupytext = _import_extra("jupytext", "writing notebooks")
+    targets = [os.path.join(out, notebook_name(script)) for script in scripts]
+    existing = [os.path.basename(path) for path in targets if os.path.exists(path)]
+    if existing and not force:
+        raise NotebooksError(f"--notebooks: {out} already holds {', '.join(existing)}; "
+                             "add --force to replace them (edits in them are lost)")
+    try:
+        os.makedirs(out, exist_ok=True)
+        shutil.copyfile(os.path.join(tutorials_dir(), HELPER), os.path.join(out, HELPER))
+        for script, target in zip(scripts, targets):
+            notebook = jupytext.read(script)
+            # A plain notebook: without jupytext's metadata, JupyterLab's jupytext would pair it with a script.
+            notebook.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
+            jupytext.write(notebook, target, fmt="ipynb")
+    except OSError as exc:
+        raise NotebooksError(f"--notebooks: cannot write to {out!r} ({exc.strerror})") from None
+    return targets
+
+
+def execute_notebook(path: str, timeout: Optional[float] = None) -> Execution:
+    """Run the notebook at ``path`` top to bottom in a python3 kernel, in its own folder, and save it with
+    its outputs (up to the failing cell when one raises).
+
+    Args:
+        path: an ``.ipynb`` file, e.g. one :func:`write_notebooks` wrote.
+        timeout: the most seconds one cell may run; ``None``: no limit.
+
+    Raises:
+        NotebooksError: nbclient or ipykernel is missing.
+    """
+    nbformat = _import_extra("nbformat", "--execute")
+    nbclient = _import_extra("nbclient", "--execute")
+    _import_extra("ipykernel", "--execute")  # the python3 kernel the notebooks name
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name=KERNELSPEC["name"],
+                                     resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}})
+    start, error = time.perf_counter(), None
+    try:
+        client.execute()
+    except (CellExecutionError, CellTimeoutError) as exc:
+        error = _failed_cell(notebook, exc)
+    seconds = time.perf_counter() - start
+    nbformat.write(notebook, path)
+    return Execution(path, seconds, error)
+
+
+def _failed_cell(notebook, exc) -> str:
+    """``"cell N: Name: message"`` for the first code cell (counted from 1) whose output is an error."""
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for number, cell in enumerate(code_cells, start=1):
+        for output in cell.get("outputs", ()):
+            if output.get("output_type") == "error":
+                return f"code cell {number}: {output.get('ename')}: {output.get('evalue')}"
+    return str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+
+
+DESCRIPTION = ("Write the tutorials as Jupyter notebooks into a folder they run from (with their helper "
+               "module), and optionally run them. Needs the notebooks extra: " + INSTALL_HINT + ".")
+
+
+def add_arguments(parser: argparse.ArgumentParser, positive) -> None:
+    """The options of ``npseq tutorials``, added to its subcommand parser (the ``npseq`` command builds it and
+    hands in its ``positive`` argument type)."""
+    parser.add_argument("--notebooks", required=True, metavar="DIR",
+                        help="the folder to write the .ipynb files to (made if missing)")
+    parser.add_argument("--only", nargs="+", metavar="NN",
+                        help="these tutorials, by number (02) or file name (02_rnn_by_hand); default: all")
+    parser.add_argument("--force", action="store_true", help="replace notebooks that exist already")
+    parser.add_argument("--execute", action="store_true",
+                        help="then run each notebook and save its outputs (NPSEQ_FAST=1: fast mode)")
+    parser.add_argument("--timeout", type=positive(float), default=None, metavar="S",
+                        help="with --execute: the most seconds one cell may run (default: no limit)")
+
+
+def main(argv=None) -> int:
+    """``npseq tutorials --notebooks DIR ...``: the ``npseq tutorials`` command, for ``python -m npseq.tutorials``;
+    returns the exit code."""
+    from .cli import main as npseq_main
+    return npseq_main(["tutorials", *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args) -> int:
+    """Write (and with ``--execute`` run) the notebooks as ``npseq tutorials`` parsed it; return the exit code."""
+    written = write_notebooks(args.notebooks, args.only, force=args.force)
+    names = ", ".join(os.path.basename(path) for path in written)
+    print(f"wrote {len(written)} notebook{'s' if len(written) != 1 else ''} to {args.notebooks}: {names} "
+          f"(and {HELPER}, the helper they import)", flush=True)
+    failed = 0
+    for path in written if args.execute else ():
+        result = execute_notebook(path, args.timeout)
+        verdict = "ran" if result.error is None else f"FAILED at {result.error}"
+        print(f"{os.path.basename(path)}: {verdict} in {result.seconds:.1f} s (saved with its outputs)", flush=True)
+        failed += result.error is not None
+    print(f"open them with: jupyter lab {args.notebooks}   (JupyterLab comes with {INSTALL_HINT})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

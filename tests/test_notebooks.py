@@ -1,0 +1,138 @@
+"""``npseq tutorials --notebooks DIR``: the tutorials as notebooks that run from DIR.
+
+The errors need nothing beyond npseq. Writing needs jupytext and running nbclient and
+ipykernel (the ``notebooks`` extra, which CI installs); without them those tests skip.
+Tutorials 02 and 06 are executed as notebooks in fast mode, as a learner would open them.
+"""
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+from optional_tools import require
+
+from npseq import tutorials
+from npseq.cli import main
+
+TUTORIALS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tutorials"
+# Fast mode runs each in well under 30 s; the margin absorbs a busy shared machine.
+CELL_TIMEOUT_S = 180
+
+
+def _error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_without_jupytext_the_command_says_what_to_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "jupytext", None)  # import jupytext now raises ImportError
+    assert main(["tutorials", "--notebooks", str(tmp_path / "nb"), "--only", "02"]) == 2
+    assert _error_line(capsys) == ('npseq tutorials: writing notebooks needs jupytext, which is not installed: '
+                                   'pip install -e ".[notebooks]"')
+    assert not (tmp_path / "nb").exists()
+
+
+def test_an_unknown_tutorial_is_named_with_the_known_ones(tmp_path, capsys):
+    assert main(["tutorials", "--notebooks", str(tmp_path), "--only", "02", "99", "attention"]) == 2
+    line = _error_line(capsys)
+    assert line.startswith("npseq tutorials: --only: expected tutorial numbers from ['01', '02',")
+    assert line.endswith("(or file names without .py), got ['99', 'attention']")
+
+
+def test_without_the_repository_the_command_says_where_it_looked(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(tutorials, "tutorials_dir", lambda: str(tmp_path / "site-packages" / "tutorials"))
+    assert main(["tutorials", "--notebooks", str(tmp_path / "nb")]) == 2
+    assert _error_line(capsys) == (f"npseq tutorials: the tutorials are not at {tmp_path}/site-packages/tutorials: "
+                                   "they are written from npseq's repository (install npseq from it with "
+                                   "pip install -e .)")
+
+
+def test_only_picks_by_number_or_name_in_order():
+    chosen = tutorials.find_tutorials(["06_attention", "02"])
+    assert [os.path.basename(path) for path in chosen] == ["02_rnn_by_hand.py", "06_attention.py"]
+    assert len(tutorials.find_tutorials()) == len(list(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))) >= 8
+
+
+def test_every_tutorial_becomes_a_plain_notebook_beside_its_helper(tmp_path, capsys):
+    require("jupytext", "notebooks")
+    out = tmp_path / "notebooks"
+    assert main(["tutorials", "--notebooks", str(out)]) == 0
+    printed = capsys.readouterr().out
+    scripts = sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))
+    assert f"wrote {len(scripts)} notebooks to {out}: 01_" in printed and f"jupyter lab {out}" in printed
+    assert (out / "_common.py").read_bytes() == (TUTORIALS_DIR / "_common.py").read_bytes()
+    for script in scripts:
+        notebook = json.loads((out / (script.stem + ".ipynb")).read_text(encoding="utf-8"))
+        assert notebook["metadata"]["kernelspec"]["name"] == "python3" and "jupytext" not in notebook["metadata"]
+        source = script.read_text(encoding="utf-8")
+        markers = [line for line in source.splitlines() if line.startswith("# %%")]
+        assert len(notebook["cells"]) == len(markers), script.name
+        kinds = ["markdown" if "[markdown]" in marker else "code" for marker in markers]
+        assert [cell["cell_type"] for cell in notebook["cells"]] == kinds, script.name
+        assert not any(cell["cell_type"] == "code" and cell["outputs"] for cell in notebook["cells"])
+
+
+def test_existing_notebooks_are_kept_unless_forced(tmp_path, capsys):
+    require("jupytext", "notebooks")
+    out = tmp_path / "nb"
+    out.mkdir()
+    (out / "02_rnn_by_hand.ipynb").write_text("a learner's work", encoding="utf-8")
+    assert main(["tutorials", "--notebooks", str(out), "--only", "01", "02"]) == 2
+    assert _error_line(capsys) == (f"npseq tutorials: --notebooks: {out} already holds 02_rnn_by_hand.ipynb; "
+                                   "add --force to replace them (edits in them are lost)")
+    assert sorted(path.name for path in out.iterdir()) == ["02_rnn_by_hand.ipynb"]
+    assert main(["tutorials", "--notebooks", str(out), "--only", "01", "02", "--force"]) == 0
+    assert json.loads((out / "02_rnn_by_hand.ipynb").read_text(encoding="utf-8"))["cells"]
+
+
+@pytest.fixture
+def kernel_env(monkeypatch):
+    """The environment the notebook kernel inherits: fast mode, figures beside the notebooks, one BLAS thread."""
+    for module in ("jupytext", "nbclient", "ipykernel"):
+        require(module, "notebooks")
+    monkeypatch.setenv("NPSEQ_FAST", "1")
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(name, "1")
+    for name in ("NPSEQ_FIGURES", "MPLBACKEND"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _outputs(path: pathlib.Path) -> list:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return [output for cell in notebook["cells"] if cell["cell_type"] == "code" for output in cell["outputs"]]
+
+
+def test_tutorials_02_and_06_run_as_notebooks_in_fast_mode(tmp_path, kernel_env, capsys):
+    out = tmp_path / "nb"
+    code = main(["tutorials", "--notebooks", str(out), "--only", "02", "06", "--execute",
+                 "--timeout", str(CELL_TIMEOUT_S)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    for name in ("02_rnn_by_hand", "06_attention"):
+        assert f"{name}.ipynb: ran in " in printed
+        outputs = _outputs(out / f"{name}.ipynb")
+        kinds = {kind for output in outputs for kind in output.get("data", {})}
+        # In a kernel the figures display inline and equations() renders Markdown with LaTeX.
+        assert {"image/png", "text/markdown"} <= kinds, (name, kinds)
+        assert not [output for output in outputs if output["output_type"] == "error"]
+    figures = sorted(path.name for path in (out / "figures").glob("*.png"))
+    assert any(name.startswith("02_") for name in figures) and any(name.startswith("06_") for name in figures)
+
+
+def test_a_failing_notebook_is_saved_up_to_its_error_and_named(tmp_path, kernel_env, monkeypatch, capsys):
+    source = tmp_path / "tutorials"
+    source.mkdir()
+    (source / "_common.py").write_text("FAST = True\n", encoding="utf-8")
+    (source / "01_broken.py").write_text("# %% [markdown]\n# A cell that divides by zero\n\n# %%\n"
+                                         "from _common import FAST\nprint('fast', FAST)\n\n# %%\n1 / 0\n\n"
+                                         "# %%\nprint('never')\n", encoding="utf-8")
+    monkeypatch.setattr(tutorials, "tutorials_dir", lambda: str(source))
+    out = tmp_path / "nb"
+    assert main(["tutorials", "--notebooks", str(out), "--execute", "--timeout", str(CELL_TIMEOUT_S)]) == 1
+    printed = capsys.readouterr().out
+    assert "01_broken.ipynb: FAILED at code cell 2: ZeroDivisionError: division by zero in " in printed
+    outputs = _outputs(out / "01_broken.ipynb")
+    assert "".join(outputs[0]["text"]) == "fast True\n"
+    assert outputs[-1]["ename"] == "ZeroDivisionError"  # the last cell did not run: no "never"
