@@ -64,12 +64,19 @@ def _activations(rng):
     for name, pair in (("tanh", (F.tanh_forward, F.tanh_backward)),
                        ("sigmoid", (F.sigmoid_forward, F.sigmoid_backward)),
                        ("softmax", (F.softmax_forward, F.softmax_backward)),
-                       ("log_softmax", (F.log_softmax_forward, F.log_softmax_backward))):
+                       ("log_softmax", (F.log_softmax_forward, F.log_softmax_backward)),
+                       ("relu", (F.relu_forward, F.relu_backward))):
         report = check_function(*pair, {"x": _normal(rng, 3, 4)})
         for row in report.rows:
             row.name = f"{name}: {row.name}"
         rows += report.rows
     return GradCheckReport(rows)
+
+
+@register("mse_loss")
+def _mse_loss(rng):
+    return check_function(F.mse_loss_forward, F.mse_loss_backward,
+                          {"pred": _normal(rng, 3, 4), "target": _normal(rng, 3, 4)}, grad_names=["pred"])
 
 
 @register("dropout")

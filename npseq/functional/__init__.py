@@ -11,6 +11,8 @@ from .activations import (
     log_softmax_forward,
     masked_softmax,
     masked_softmax_backward,
+    relu_backward,
+    relu_forward,
     sequence_mask,
     sigmoid,
     sigmoid_backward,
@@ -54,8 +56,11 @@ from .layers import (
 from .losses import (
     REDUCTIONS,
     MaskedSoftmaxCECache,
+    MSECache,
     masked_softmax_ce_backward,
     masked_softmax_ce_forward,
+    mse_loss_backward,
+    mse_loss_forward,
     softmax_loss,
     temporal_softmax_loss,
 )

@@ -9,7 +9,7 @@ from ..errors import InvalidValueError
 
 
 class ActivationCache(NamedTuple):
-    out: Any  # the forward's output, which is all that tanh' and sigmoid' need
+    out: Any  # the forward's output, which is all that tanh', sigmoid' and relu' need
 
 
 def sigmoid(x, out=None):
@@ -64,6 +64,22 @@ def tanh_forward(x):
 def tanh_backward(dout, cache: ActivationCache):
     """:math:`dx = dout \\odot (1 - \\tanh^2(x))`."""
     return dout * (1 - cache.out * cache.out)
+
+
+def relu_forward(x):
+    """The rectified linear unit, any shape; returns ``(out, cache)``.
+
+    .. math:: \\text{out} = \\max(x, 0)
+    """
+    check_float_array("x", x)
+    out = backend.get_array_module(x).maximum(x, 0)
+    return out, ActivationCache(out)
+
+
+def relu_backward(dout, cache: ActivationCache):
+    """:math:`dx = dout \\odot [x > 0]`; the output is positive exactly where the input is, so the cached
+    output gives the mask (at :math:`x = 0` the subgradient 0 is taken)."""
+    return dout * (cache.out > 0)
 
 
 # ------------------------------------------------------------------- softmax
