@@ -150,9 +150,14 @@ def k_step_predictions(predict: Callable, x, tau: int, k_max: int) -> KStepPredi
     columns = [x[j:j + num_windows] for j in range(tau)]
     for i in range(k_max):
         window = np.stack(columns[i:i + tau], axis=1)
-        output = backend.to_numpy(predict(window))
-        if tuple(output.shape) not in ((num_windows,), (num_windows, 1)):
-            raise InvalidValueError(f"predict: expected predictions of shape ({num_windows},) or ({num_windows}, 1) "
-                                    f"for windows ({num_windows}, {tau}), got {tuple(output.shape)}")
-        columns.append(output.reshape(num_windows))
+        columns.append(_prediction_column(predict(window), num_windows, tau))
     return KStepPredictions(np.stack(columns[tau:]), tau)
+
+
+def _prediction_column(output, num_windows: int, tau: int):
+    """``predict``'s output ``(M,)`` or ``(M, 1)`` as a host array ``(M,)``; an error for any other shape."""
+    output = backend.to_numpy(output)
+    if tuple(output.shape) not in ((num_windows,), (num_windows, 1)):
+        raise InvalidValueError(f"predict: expected predictions of shape ({num_windows},) or ({num_windows}, 1) "
+                                f"for windows ({num_windows}, {tau}), got {tuple(output.shape)}")
+    return output.reshape(num_windows)
