@@ -316,8 +316,16 @@ def run_checks(names=None, seed: int = 0):
         yield name, REGISTRY[name](backend.numpy.random.default_rng([seed, i]))
 
 
+# ------------------------------------------------------------ later additions
+# Registered after the others: each check's inputs come from its position in the registry, and the
+# checks above keep theirs.
+@register("mse_loss")
+def _mse_loss(rng):
+    return check_function(F.mse_loss_forward, F.mse_loss_backward,
+                          {"pred": _normal(rng, 3, 4), "target": _normal(rng, 3, 4)}, grad_names=["pred"])
+
+
 # ------------------------------------------------------------ local attention
-# Registered last: each check's inputs come from its position in the registry, and the checks above keep theirs.
 def _local_pooling(dcontext, dweights, cache):
     return F.local_attention_pooling_backward(dcontext, cache, dweights)
 

@@ -67,13 +67,21 @@ def test_word_embedding_looks_up_rows():
 # ------------------------------------------------------------ activations
 @pytest.mark.parametrize("pair", [(F.tanh_forward, F.tanh_backward), (F.sigmoid_forward, F.sigmoid_backward),
                                   (F.softmax_forward, F.softmax_backward),
-                                  (F.log_softmax_forward, F.log_softmax_backward)],
-                         ids=["tanh", "sigmoid", "softmax", "log_softmax"])
+                                  (F.log_softmax_forward, F.log_softmax_backward), (F.relu_forward, F.relu_backward)],
+                         ids=["tanh", "sigmoid", "softmax", "log_softmax", "relu"])
 @given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), seed=st.integers(0, 2**32 - 1))
 def test_activation_gradients(pair, shape, seed):
     x = rng_for(seed).standard_normal(shape)  # unsaturated; extremes are tested separately
     report = check_function(*pair, {"x": x}, seed=seed)
     assert report.ok, report
+
+
+def test_relu_values_and_its_gradient_mask():
+    x = np.array([[-2.0, 0.0, 3.0], [0.5, -0.1, -7.0]])
+    out, cache = F.relu_forward(x)
+    np.testing.assert_array_equal(out, [[0.0, 0.0, 3.0], [0.5, 0.0, 0.0]])
+    # the subgradient at exactly 0 is 0: only strictly positive inputs pass the gradient on
+    np.testing.assert_array_equal(F.relu_backward(np.full_like(x, 5.0), cache), [[0, 0, 5], [5, 0, 0]])
 
 
 def test_sigmoid_is_stable_and_exact_at_the_extremes():
@@ -242,8 +250,10 @@ def test_float32_stays_float32():
     assert dx.dtype == np.float32
     weights, cache = F.masked_softmax(x, np.array([1, 2]))
     assert weights.dtype == np.float32 and F.masked_softmax_backward(weights, cache).dtype == np.float32
-    for forward in (F.tanh_forward, F.sigmoid_forward, F.softmax_forward, F.log_softmax_forward):
+    for forward in (F.tanh_forward, F.sigmoid_forward, F.softmax_forward, F.log_softmax_forward, F.relu_forward):
         assert forward(x)[0].dtype == np.float32
+    out, cache = F.relu_forward(x)
+    assert F.relu_backward(out, cache).dtype == np.float32
 
 
 # ------------------------------------------------------------- bad input
@@ -281,6 +291,7 @@ def test_float32_stays_float32():
     (lambda: F.masked_softmax(np.zeros((2, 1, 3)), np.array([1.0, 2.0])),
      TypeError, r"valid_lens: expected an integer array, got dtype float64"),
     (lambda: F.tanh_forward([1.0, 2.0]), TypeError, r"x: expected an array, got list"),
+    (lambda: F.relu_forward(np.array([1, -2])), TypeError, r"x: expected a floating-point array, got dtype int64"),
 ])
 def test_bad_input_names_argument_expected_and_given(call, error, message):
     with pytest.raises(error, match=message):

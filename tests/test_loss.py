@@ -137,3 +137,44 @@ def test_the_loss_cache_carries_the_summed_nll_whatever_the_reduction(reduction)
     expected = sum(nll[n, :valid_lens[n], 0].sum() for n in range(3))
     _, cache = F.masked_softmax_ce_forward(logits, labels, valid_lens, reduction)
     assert float(cache.nll_sum) == pytest.approx(expected, rel=1e-12)
+
+
+# ------------------------------------------------------------- squared loss
+@given(seed=st.integers(0, 2**32 - 1), shape=st.lists(st.integers(1, 4), min_size=1, max_size=3))
+def test_mse_gradient_matches_finite_differences(seed, shape):
+    rng = np.random.default_rng(seed)
+    pred, target = rng.standard_normal(shape), rng.standard_normal(shape)
+    dloss = rng.standard_normal()
+    _, cache = F.mse_loss_forward(pred, target)
+    numeric = numerical_gradient(lambda _: F.mse_loss_forward(pred, target)[0], pred, df=np.float64(dloss))
+    row = compare("pred", F.mse_loss_backward(dloss, cache), numeric)
+    assert row.ok, row
+
+
+def test_mse_value_is_the_mean_of_squared_differences_without_a_half():
+    pred = np.array([[1.0, 2.0], [3.0, -1.0]])
+    target = np.array([[1.0, 0.0], [0.0, 1.0]])
+    loss, cache = F.mse_loss_forward(pred, target)
+    assert float(loss) == (0 + 4 + 9 + 4) / 4
+    np.testing.assert_array_equal(F.mse_loss_backward(1.0, cache), 2 * (pred - target) / 4)
+
+
+def test_mse_float32_stays_float32():
+    pred = np.ones((3, 2), np.float32)
+    loss, cache = F.mse_loss_forward(pred, np.zeros((3, 2), np.float32))
+    assert loss.dtype == np.float32 and F.mse_loss_backward(1.0, cache).dtype == np.float32
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: F.mse_loss_forward(np.zeros((3, 1)), np.zeros(3)), ValueError,
+     r"target: expected shape \(3, 1\), got \(3,\)"),
+    (lambda: F.mse_loss_forward(np.zeros(3), np.zeros(3, int)), TypeError,
+     r"target: expected a floating-point array, got dtype int64"),
+    (lambda: F.mse_loss_forward(np.zeros(0), np.zeros(0)), ValueError,
+     r"pred: expected at least one element, got shape \(0,\)"),
+    (lambda: F.mse_loss_backward(np.ones(2), F.mse_loss_forward(np.zeros(2), np.ones(2))[1]), ValueError,
+     r"dloss: expected shape \(\), got \(2,\)"),
+])
+def test_mse_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -1,4 +1,4 @@
-"""Parameter, Module (cache stack, no_grad, modes, state dicts) and the Linear/Embedding/Dropout modules."""
+"""Parameter, Module (cache stack, no_grad, modes, state dicts) and the Linear/ReLU/Embedding/Dropout modules."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -44,6 +44,30 @@ def test_embedding_gradient(n, t, v, seed):
     report = check_module(layer, {"x": ids})
     assert report.ok, report
     assert [row.name for row in report.rows] == ["W"]
+
+
+def test_relu_module_in_a_two_layer_perceptron():
+    class Perceptron(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden, self.act, self.out = nn.Linear(3, 5, rng=1, dtype=np.float64), nn.ReLU(), \
+                nn.Linear(5, 1, rng=2, dtype=np.float64)
+
+        def forward(self, x):
+            return self.out(self.act(self.hidden(x)))
+
+        def backward(self, dy):
+            return self.hidden.backward(self.act.backward(self.out.backward(dy)))
+
+    model = Perceptron()
+    report = check_module(model, {"x": np.random.default_rng(3).standard_normal((6, 3))})
+    assert report.ok, report
+    assert [row.name for row in report.rows] == ["x", "hidden.W", "hidden.b", "out.W", "out.b"]
+    assert model.act.num_pending == 0
+    relu = nn.ReLU()
+    relu(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"dy: expected shape \(2, 3\), got \(3, 2\)"):
+        relu.backward(np.zeros((3, 2)))
 
 
 def test_nested_module_gradients_in_eval_mode():

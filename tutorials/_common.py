@@ -171,7 +171,7 @@ _SYMBOLS = {
     "infty": "∞", "approx": "≈", "neq": "≠", "pm": "±", "tanh": "tanh", "exp": "exp", "log": "log", "max": "max",
     "min": "min", "qquad": "    ", "quad": "  ", ",": "", ";": " ", " ": " ", "!": "", "textstyle": "",
     "displaystyle": "", "left": "", "right": "", "big": "", "bigl": "", "bigr": "", "Big": "", "Bigl": "",
-    "Bigr": "", "tfrac12": "½", "mathbb{R}": "ℝ",
+    "Bigr": "", "tfrac12": "½", "mathbb{R}": "ℝ", "omega": "ω", "epsilon": "ε", "pi": "π", "tau": "τ", "sim": "~",
 }
 _SUPERSCRIPTS = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀ"))
 
@@ -211,7 +211,7 @@ def latex_to_text(latex: str) -> str:
         elif ch == "\\":
             name = re.match(r"[A-Za-z]+|.", latex[k + 1:]).group(0)
             k += 1 + len(name)
-            if name in ("text", "operatorname", "mathrm", "mathbf", "mathit") and latex[k:k + 1] == "{":
+            if name in ("text", "operatorname", "mathrm", "mathbf", "mathit", "mathcal") and latex[k:k + 1] == "{":
                 content, k = _braced(latex, k)
                 out.append(latex_to_text(content))
             elif name == "frac" and latex[k:k + 1] == "{":

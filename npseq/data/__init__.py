@@ -1,4 +1,5 @@
-"""Host-side data: text normalisation, ``Vocab``, truncate/pad with valid lengths, batches, corpora.
+"""Host-side data: text normalisation, ``Vocab``, truncate/pad with valid lengths, batches, corpora,
+and a synthetic time series with autoregressive features.
 
 Everything here runs on the host and returns NumPy arrays (int64 token ids and
 lengths); moving a batch to the GPU is the training loop's job.
@@ -19,6 +20,7 @@ from .lm import (
                  tokenize_lm,
 )
 from .nmt import NMT_RESERVED_TOKENS, build_array_nmt, load_data_nmt, load_parallel_corpus, truncate_pad
+from .series import KStepPredictions, LagFeatures, NoisySine, k_step_predictions, lag_features, noisy_sine
 from .tasks import (
                  DATE_FORMATS,
                  DATE_RANGE,
@@ -57,3 +59,4 @@ __all__ += ["DATE_FORMATS", "DATE_RANGE", "SPACE", "TASKS", "TaskData", "TaskTex
             "task_text", "tokenize_french"]
 __all__ += ["DATASETS", "data_home", "dataset_path", "fetch_dataset", "find_dataset"]
 __all__ += ["TranslationData", "UnknownWord", "load_translation_data", "source_tokens", "target_text", "unknown_words"]
+__all__ += ["KStepPredictions", "LagFeatures", "NoisySine", "k_step_predictions", "lag_features", "noisy_sine"]

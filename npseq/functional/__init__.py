@@ -61,8 +61,11 @@ from .local_attention import *  # noqa: F401,F403 (Luong's local attention: wind
 from .losses import (
     REDUCTIONS,
     MaskedSoftmaxCECache,
+    MSECache,
     masked_softmax_ce_backward,
     masked_softmax_ce_forward,
+    mse_loss_backward,
+    mse_loss_forward,
     softmax_loss,
     temporal_softmax_loss,
 )

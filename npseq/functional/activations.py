@@ -10,7 +10,7 @@ from ..errors import InvalidValueError
 
 
 class ActivationCache(NamedTuple):
-    out: Any  # the forward's output, which is all that tanh' and sigmoid' need
+    out: Any  # the forward's output, which is all that tanh', sigmoid' and relu' need
 
 
 def sigmoid(x, out=None):

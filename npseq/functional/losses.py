@@ -1,4 +1,5 @@
-"""Cross-entropy losses: CS231n-style ``(loss, dx)`` functions and a pair for padded sequences."""
+"""Losses: CS231n-style cross-entropy ``(loss, dx)`` functions, a cross-entropy pair for padded sequences,
+and the squared loss pair for regression."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -177,3 +178,49 @@ def masked_softmax_ce_backward(dloss, cache: MaskedSoftmaxCECache):
     dlogits[xp.arange(n)[:, None], xp.arange(t)[None, :], cache.labels] -= 1
     dlogits *= weight[:, :, None]
     return dlogits
+
+
+class MSECache(NamedTuple):
+    diff: Any  # (*) the prediction minus the target, which is all the gradient needs
+
+
+def mse_loss_forward(pred, target):
+    """Squared loss averaged over every element (``torch.nn.MSELoss()``), for regression.
+
+    .. math::
+        L = \\frac{1}{M} \\sum_i (\\hat y_i - y_i)^2, \\qquad
+        \\frac{\\partial L}{\\partial \\hat y_i} = \\frac{2 (\\hat y_i - y_i)}{M}
+
+    with :math:`M` the number of elements. No factor :math:`\\tfrac12`, so the value
+    is the mean squared error itself.
+
+    Args:
+        pred: ``(*)`` float predictions :math:`\\hat y`.
+        target: ``(*)`` float targets :math:`y`, the shape of ``pred``.
+
+    Returns:
+        ``loss`` (a 0-d array) and an :class:`MSECache`.
+    """
+    check_float_array("pred", pred)
+    check_float_array("target", target)
+    check_same_backend("target", target, pred)
+    check_shape("target", target, tuple(pred.shape))
+    if pred.size == 0:
+        raise InvalidValueError(f"pred: expected at least one element, got shape {tuple(pred.shape)}")
+    diff = pred - target
+    return (diff * diff).mean(), MSECache(diff)
+
+
+def mse_loss_backward(dloss, cache: MSECache):
+    """Backward of :func:`mse_loss_forward`: :math:`d\\hat y_i = dL \\cdot 2 (\\hat y_i - y_i) / M`.
+
+    Args:
+        dloss: the upstream gradient, a scalar.
+
+    Returns:
+        ``dpred`` ``(*)``, the shape of the prediction.
+    """
+    xp = backend.get_array_module(cache.diff)
+    dloss = xp.asarray(dloss, dtype=cache.diff.dtype)
+    check_shape("dloss", dloss, ())
+    return cache.diff * (2.0 * dloss / cache.diff.size)

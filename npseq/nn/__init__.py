@@ -1,6 +1,6 @@
 """Stateful modules: thin wrappers over :mod:`npseq.functional` with a cache stack."""
 from .attention import AdditiveAttention, DotProductAttention, GeneralAttention, LocalAttention
-from .layers import Dropout, Embedding, Linear
+from .layers import Dropout, Embedding, Linear, ReLU
 from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter
 from .recurrent import (

@@ -1,4 +1,4 @@
-"""``Linear``, ``Embedding`` and ``Dropout``: modules over the functional pairs."""
+"""``Linear``, ``ReLU``, ``Embedding`` and ``Dropout``: modules over the functional pairs."""
 from __future__ import annotations
 
 import math
@@ -56,6 +56,27 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"{self.in_features}, {self.out_features}, bias={self.b is not None}"
+
+
+class _ReLUCache(NamedTuple):
+    relu: F.ActivationCache
+
+
+class ReLU(Module):
+    """Elementwise :math:`y = \\max(x, 0)`, no parameters (the hidden nonlinearity of an MLP).
+
+    ``forward(x)``: any shape -> the same shape. ``backward(dy)`` -> ``dx = dy * [x > 0]``.
+    """
+
+    def forward(self, x):
+        y, cache = F.relu_forward(x)
+        self.save_for_backward(_ReLUCache(cache))
+        return y
+
+    def backward(self, dy):
+        cache = self.pop_cache()
+        check_shape("dy", dy, tuple(cache.relu.out.shape))
+        return F.relu_backward(dy, cache.relu)
 
 
 class _EmbeddingCache(NamedTuple):
