@@ -896,6 +896,8 @@ def saved_training_settings(checkpoint, run: dict) -> dict:
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
         raise CheckpointError(checkpoint.path, f"its optimizer's lr: expected a positive number, got {lr!r:.40}")
     flags = {key: config[key] for key in model_keys if key != "input_feeding"}
+    # Luong's local attention came later: a checkpoint without these keys used global attention.
+    flags.update(attention=config.get("attention", "global"), window=config.get("window", 2))
     flags.update({key: run[key] for key in run_keys if key != "num_steps"})
     flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
     return flags

@@ -270,7 +270,7 @@ def cmd_gradcheck(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from .data import TASKS, datasets
     from .decode import MAX_DECODE_LEN
-    from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS
+    from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, LuongAttentionDecoder
     from .nn.loss import TRAINING_REDUCTIONS
     from .optim import OPTIMIZERS
     from .runs import DEMO_EPOCHS, RUN_DEFAULTS
@@ -309,6 +309,11 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
     model.add_argument("--score", choices=["dot", "general", "concat"], help="Luong's score (default: general)")
     model.add_argument("--no-input-feeding", action="store_const", const=True, help="Luong without input feeding")
+    model.add_argument("--attention", choices=LuongAttentionDecoder.ATTENTIONS,
+                       help="Luong's global attention (default) or local attention on a window: local-m centres it on "
+                            "the step, local-p on a predicted position")
+    model.add_argument("--window", type=_number(int, "an int >= 0", lambda v: 0 <= v <= MAX_UNITS),
+                       help="half-width D of the local window, 2D + 1 positions (default: 2)")
     model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
     model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
     model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")

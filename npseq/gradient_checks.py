@@ -195,9 +195,9 @@ def _masked_ce(rng):
                                "valid_lens": _lens(3, 1)})
 
 
-def _seq2seq(rng, decoder, cell):
+def _seq2seq(rng, decoder, cell, **options):
     model = build_seq2seq(6, 5, decoder=decoder, cell=cell, embed_size=3, num_hiddens=4, num_layers=2,
-                          dropout=0.0, seed=int(rng.integers(2**31)), dtype="float64")
+                          dropout=0.0, seed=int(rng.integers(2**31)), dtype="float64", **options)
     # Larger weights make attention non-uniform, lifting every gradient well above rounding.
     for name, param in model.named_parameters():
         param.data *= 5.0 if "attention" in name else 2.0
@@ -363,3 +363,8 @@ for _mode, _score in (("local-m", "general"), ("local-p", "concat"), ("local-p",
         # W_p's gradient passes through a sigmoid and a Gaussian and can be ~1e-6: a wider, fourth-order
         # stencil keeps the finite differences' rounding error far below it.
         return check_module(layer, inputs, h=1e-3, order=4)
+
+
+for _attention, _cell in (("local-m", "lstm"), ("local-p", "gru")):
+    register(f"EncoderDecoder (luong {_attention}, window 2, {_cell})")(
+        lambda rng, attention=_attention, cell=_cell: _seq2seq(rng, "luong", cell, attention=attention, window=2))

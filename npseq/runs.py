@@ -40,8 +40,9 @@ from .train import EpochProgress, History, train_seq2seq
 
 # The settings that shape a run, by the names of npseq train's flags, and their defaults.
 RUN_DEFAULTS = dict(num_examples=None, num_steps=None, batch_size=64, decoder="bahdanau", score="general",
-                    no_input_feeding=False, cell="gru", embed_size=32, num_hiddens=32, num_layers=2,
-                    dropout=0.1, bidirectional=False, optimizer="adam", lr=0.005, clip=1.0, loss="d2l", seed=0)
+                    no_input_feeding=False, attention="global", window=2, cell="gru", embed_size=32, num_hiddens=32,
+                    num_layers=2, dropout=0.1, bidirectional=False, optimizer="adam", lr=0.005, clip=1.0, loss="d2l",
+                    seed=0)
 # Settings whose change alters the data a run sees, hence its vocabularies and batches.
 DATA_SETTINGS = ("num_examples", "num_steps", "seed")
 
@@ -64,7 +65,8 @@ def _filled(settings: dict) -> dict:
 
 
 def _model_config(settings: dict, corpus: TranslationData) -> dict:
-    names = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score", "seed")
+    names = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score",
+             "attention", "window", "seed")
     return dict(src_vocab_size=len(corpus.src_vocab), tgt_vocab_size=len(corpus.tgt_vocab),
                 input_feeding=not settings["no_input_feeding"], **{key: settings[key] for key in names})
 

@@ -22,6 +22,7 @@ from .errors import InvalidTypeError, InvalidValueError
 __all__ = ["show_heatmaps", "show_attention_grid", "plot_history", "plot_grad_norms"]
 
 # Axis labels for the statistics that npseq.train.History records (others are labelled by their key).
+UNSEEN_COLOUR = "#d9d9d9"  # attention cells a step could not see (weight exactly 0)
 HISTORY_LABELS = {
     "loss": "loss",
     "token_ce": "cross-entropy per token (nats)",
@@ -136,8 +137,13 @@ def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figur
     cell_h = max(0.4 * max(w.shape[0] for w, *_ in checked), 1.6) + 1.0
     figure = _new_figure(cell_w * ncols + 1.0, cell_h * nrows + (0.4 if suptitle else 0.0))
     axes = figure.subplots(nrows, ncols, squeeze=False)
+    import matplotlib
+    # Weights of exactly 0 belong to keys the attention could not see (padding, or outside a local
+    # window): grey, apart from the colour scale, so the visible region shows as the coloured part.
+    colours = matplotlib.colormaps[cmap].with_extremes(bad=UNSEEN_COLOUR)
     for ax, (weights, src, out, title) in zip(axes.flat, checked):
-        image = ax.imshow(weights, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+        unseen = backend.numpy.ma.masked_equal(weights, 0.0)
+        image = ax.imshow(unseen, cmap=colours, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
         ax.set_xticks(range(len(src)), src, rotation=60, ha="right", rotation_mode="anchor")
         ax.set_yticks(range(len(out)), out)
         ax.set_xlabel("source tokens")
@@ -159,7 +165,8 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
 
     Cell ``(t, s)`` shows :math:`\\alpha_{t,s}`, the weight that output step ``t``
     gives source position ``s`` (row ``t`` of a decoder's attention weights, which
-    sums to 1 over the valid ``s``).
+    sums to 1 over the valid ``s``). A weight of exactly 0 is drawn grey: the step
+    could not see that position (padding, or outside a local attention's window).
 
     Args:
         weights: ``(T_out, S)``, or ``(P, T_out, S)`` for ``P`` maps over the same

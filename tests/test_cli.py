@@ -238,3 +238,17 @@ def test_a_bug_inside_the_library_shows_its_traceback_not_a_user_error_line(tmp_
     assert "ValueError: planted bug in greedy_search" in result.stderr
     # the same command without the planted bug translates
     assert npseq("translate", checkpoint, "two hundred one").returncode == 0
+
+
+def test_luong_local_attention_from_the_command_line(tmp_path):
+    model = tmp_path / "local.npz"
+    result = npseq("train", "--task", "numbers", "--num-examples", "300", "--epochs", "1", *SMALL,
+                   "--decoder", "luong", "--attention", "local-p", "--window", "2", "--save", model)
+    assert result.returncode == 0, result.stderr
+    result = npseq("translate", model, "two hundred one", "--attention-png", tmp_path / "window.png")
+    assert result.returncode == 0 and (tmp_path / "window.png").stat().st_size > 0, result.stderr
+    resumed = npseq("train", "--task", "numbers", "--num-examples", "300", "--epochs", "2", "--no-progress",
+                    "--resume", model, "--attention", "local-m")
+    assert resumed.returncode == 2 and "--attention local-m conflicts with" in resumed.stderr
+    wrong = npseq("train", "--task", "numbers", "--decoder", "bahdanau", "--attention", "local-p", "--epochs", "1")
+    assert wrong.returncode == 2 and "for decoder='luong' only" in wrong.stderr

@@ -176,3 +176,54 @@ def test_bad_arguments_name_themselves():
         LocalAttention(2, 2, mode="local-x")
     with pytest.raises(InvalidTypeError, match="dot score needs query_size == key_size"):
         LocalAttention(2, 3, score="dot")
+
+
+# ------------------------------------------------------------ in the Luong decoder
+def _local_model(attention, window=1, cell="gru", score="general"):
+    from npseq.models import build_seq2seq
+    return build_seq2seq(7, 6, decoder="luong", attention=attention, window=window, cell=cell, score=score,
+                         embed_size=4, num_hiddens=5, num_layers=1, dropout=0.0, seed=3, dtype="float64")
+
+
+@pytest.mark.parametrize("attention", ["local-m", "local-p"])
+def test_the_decoder_steps_one_at_a_time_as_the_teacher_forced_forward(attention):
+    import npseq
+    model = _local_model(attention)
+    rng = np.random.default_rng(8)
+    src, tgt_in, lens = rng.integers(0, 7, (3, 6)), rng.integers(0, 6, (3, 4)), np.array([6, 3, 1])
+    logits = model(src, tgt_in, lens)
+    weights = model.attention_weights
+    model.clear_caches()
+    with npseq.no_grad():
+        state = model.encode(src, lens)
+        for t in range(tgt_in.shape[1]):
+            assert state.step == t
+            step_logits, state, step_weights = model.decoder.step(tgt_in[:, t], state)
+            np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12)
+            np.testing.assert_allclose(step_weights, weights[:, t], rtol=1e-12)
+    for n, length in enumerate(lens):
+        assert not weights[n, :, length:].any()  # nothing beyond a sentence's own length
+
+
+def test_local_m_looks_at_the_diagonal_band_only():
+    model = _local_model("local-m", window=1)
+    rng = np.random.default_rng(9)
+    model(rng.integers(0, 7, (2, 6)), rng.integers(0, 6, (2, 5)))
+    band = np.abs(np.arange(5)[:, None] - np.arange(6)[None, :]) <= 1
+    weights = model.attention_weights
+    assert (weights[:, ~band] == 0).all() and (weights[:, band] > 0).all()
+    np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-12)  # the softmax is renormalised in the window
+    model.clear_caches()
+
+
+@pytest.mark.parametrize("config, message", [
+    (dict(decoder="bahdanau", attention="local-p"), "for decoder='luong' only"),
+    (dict(decoder="luong", attention="local-x"), "attention: expected one of"),
+    (dict(decoder="luong", attention="local-p", window=0), "local-p needs at least 1"),
+    (dict(decoder="luong", attention="local-m", window=-1), "window: expected an int"),
+])
+def test_bad_local_configurations_name_the_setting(config, message):
+    from npseq.errors import UserError
+    from npseq.models import build_seq2seq
+    with pytest.raises(UserError, match=message):
+        build_seq2seq(5, 5, **config)

@@ -55,6 +55,16 @@ def test_show_heatmaps_writes_a_labelled_heatmap(tmp_path):
     assert viz.show_heatmaps(weights, SRC, OUT, tmp_path / "again.png") == str(tmp_path / "again.png")
 
 
+def test_cells_a_step_could_not_see_are_grey_apart_from_the_colour_scale(tmp_path):
+    weights = attention(np.random.default_rng(2))
+    weights[0, 2:] = 0.0  # e.g. outside a local window
+    _, figure = viz.show_heatmaps(weights, SRC, OUT, tmp_path / "window.png", return_figure=True)
+    image = figure.axes[0].images[0]
+    assert np.ma.getmaskarray(image.get_array()).tolist() == (weights == 0).tolist()
+    bad = image.get_cmap().get_bad()
+    assert tuple(np.round(bad[:3], 3)) == (0.851, 0.851, 0.851) and bad[3] == 1.0
+
+
 def test_show_heatmaps_draws_several_maps_over_the_same_tokens(tmp_path):
     rng = np.random.default_rng(1)
     weights = np.stack([attention(rng) for _ in range(3)])

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from .. import backend
 from .._checks import as_rng, check_ndim, check_probability, check_same_backend, check_shape, check_token_ids
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
-from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, Module
+from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, LocalAttention, Module
+from ..nn.attention import LOCAL_MODES
 from ..nn.recurrent import CELLS, make_rnn
 
 
@@ -125,7 +126,8 @@ class DecoderState(NamedTuple):
     decoder's fixed context ``(N, H_enc)`` (the encoder's top final state); ``projected_keys``,
     the keys of additive attention already multiplied by ``W_k`` ``(N, S, h)``. ``feed`` is
     Luong's previous attentional state ``(N, H)`` for input feeding. Each is ``None`` in the
-    decoders that do not use it.
+    decoders that do not use it. ``step`` counts the decoder steps taken (local-m attention
+    centres its window on it).
     """
     hidden: Any
     enc_outputs: Any = None
@@ -133,6 +135,7 @@ class DecoderState(NamedTuple):
     context: Any = None
     projected_keys: Any = None
     feed: Any = None
+    step: int = 0
 
 
 def reorder_state(state: DecoderState, indices) -> DecoderState:
@@ -141,7 +144,7 @@ def reorder_state(state: DecoderState, indices) -> DecoderState:
         return None if array is None else array.take(indices, axis=axis)
     return DecoderState(map_state(lambda h: rows(h, 1), state.hidden), rows(state.enc_outputs),
                         rows(state.enc_valid_lens), rows(state.context), rows(state.projected_keys),
-                        rows(state.feed))
+                        rows(state.feed), state.step)
 
 
 class _StepGrads:
@@ -378,15 +381,24 @@ class LuongAttentionDecoder(Decoder):
     (:math:`v_a^\\top \\tanh(s W_1 + h W_2)`, i.e. additive attention). Without input
     feeding the RNN reads only :math:`E[y_{t-1}]`; :math:`\\tilde h_0 = 0`. Unlike
     Bahdanau's, the query is the *current* state :math:`s_t`.
+
+    ``attention``: ``"global"`` (every source position, above), or Luong's local attention on a
+    window of :math:`2D + 1` positions, ``D = window``: ``"local-m"`` centres it on the step
+    :math:`t`, ``"local-p"`` on a predicted :math:`p_t = S \\sigma(v_p^\\top \\tanh(W_p s_t))` with
+    Gaussian weights (:class:`~npseq.nn.LocalAttention`).
     """
 
     SCORES = ("dot", "general", "concat")
+    ATTENTIONS = ("global",) + LOCAL_MODES
 
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
                  dropout: float = 0.0, cell: str = "gru", score: str = "general", input_feeding: bool = True,
-                 enc_output_size: int | None = None, *, rng=None, dtype=None):
+                 enc_output_size: int | None = None, *, attention: str = "global", window: int = 2, rng=None,
+                 dtype=None):
         if score not in self.SCORES:
             raise InvalidValueError(f"score: expected one of {self.SCORES}, got {score!r}")
+        if attention not in self.ATTENTIONS:
+            raise InvalidValueError(f"attention: expected one of {self.ATTENTIONS}, got {attention!r}")
         enc_output_size = enc_output_size or num_hiddens
         if score == "dot" and enc_output_size != num_hiddens:
             raise InvalidValueError(f"enc_output_size: the dot score needs it equal to num_hiddens ({num_hiddens}), "
@@ -395,7 +407,11 @@ class LuongAttentionDecoder(Decoder):
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
                          embed_size + (num_hiddens if input_feeding else 0), num_hiddens, rng=rng, dtype=dtype)
         self.score, self.input_feeding, self.enc_output_size = score, input_feeding, enc_output_size
-        if score == "dot":
+        self.attention_kind, self.window = attention, window
+        if attention != "global":
+            self.attention = LocalAttention(num_hiddens, enc_output_size, mode=attention, score=score,
+                                            half_width=window, num_hiddens=num_hiddens, rng=rng, dtype=dtype)
+        elif score == "dot":
             self.attention = DotProductAttention(scaled=False)
         elif score == "general":
             self.attention = GeneralAttention(num_hiddens, enc_output_size, rng=rng, dtype=dtype)
@@ -407,11 +423,22 @@ class LuongAttentionDecoder(Decoder):
         check_ndim("enc_outputs", enc_outputs, 3, "(N, S, H_enc)")
         check_shape("enc_outputs", enc_outputs, (None, None, self.enc_output_size))
         xp = backend.get_array_module(enc_outputs)
-        projected_keys = self.attention.project_keys(enc_outputs) if self.score == "concat" else None
+        projected_keys = self.attention.project_keys(enc_outputs) if self._projects_keys else None
         feed = xp.zeros((enc_outputs.shape[0], self.num_hiddens), enc_outputs.dtype) if self.input_feeding else None
         return DecoderState(enc_state, enc_outputs, enc_valid_lens, projected_keys=projected_keys, feed=feed)
 
+    @property
+    def _projects_keys(self) -> bool:
+        """Global concat attention projects the keys once per batch; local attention scores in its window."""
+        return self.score == "concat" and self.attention_kind == "global"
+
     def _attend(self, query, state):
+        if self.attention_kind != "global":
+            lens = state.enc_valid_lens
+            if lens is None:  # no padding: every sentence is the whole source
+                xp = backend.get_array_module(query)
+                lens = xp.full(query.shape[0], state.enc_outputs.shape[1])
+            return self.attention(query, state.enc_outputs, state.enc_outputs, lens, step=state.step)
         if self.score == "concat":
             return self.attention.forward_projected(query, state.projected_keys, state.enc_outputs,
                                                     state.enc_valid_lens)
@@ -425,7 +452,8 @@ class LuongAttentionDecoder(Decoder):
         attentional = xp.tanh(self.W_c(xp.concatenate([context, outputs], axis=-1)))
         self.save_for_backward(attentional)
         feed = attentional[:, 0] if self.input_feeding else None
-        return attentional, state._replace(hidden=hidden, feed=feed), self.attention.attention_weights[:, 0]
+        return (attentional, state._replace(hidden=hidden, feed=feed, step=state.step + 1),
+                self.attention.attention_weights[:, 0])
 
     def _step_backward(self, dattentional, grads):
         attentional = self.pop_cache()
@@ -435,7 +463,7 @@ class LuongAttentionDecoder(Decoder):
         dcontext, doutputs = dcat[:, :, :self.enc_output_size], dcat[:, :, self.enc_output_size:]
         dquery, dkeys, dvalues = self.attention.backward(dcontext)
         grads.denc_outputs += dvalues
-        if self.score == "concat":
+        if self._projects_keys:
             grads.dprojected_keys += dkeys
         else:
             grads.denc_outputs += dkeys
@@ -447,7 +475,7 @@ class LuongAttentionDecoder(Decoder):
 
     def _finish_backward(self, grads):
         denc_outputs = grads.denc_outputs
-        if self.score == "concat":
+        if self._projects_keys:
             denc_outputs = denc_outputs + self.attention.backward_keys(grads.dprojected_keys)
         return denc_outputs, grads.dhidden
 
@@ -521,14 +549,16 @@ def _check_size(name: str, value, maximum: int) -> int:
 def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "bahdanau",
                          cell: str = "gru", embed_size: int = 32, num_hiddens: int = 32, num_layers: int = 2,
                          dropout: float = 0.1, bidirectional: bool = False, score: str = "general",
-                         input_feeding: bool = True, seed=0, dtype=None) -> int:
+                         input_feeding: bool = True, attention: str = "global", window: int = 2, seed=0,
+                         dtype=None) -> int:
     """Check :func:`build_seq2seq`'s arguments without building anything; return a lower bound on its
     parameter count.
 
     Sizes must be ints in ``[1, cap]`` (:data:`MAX_VOCAB_SIZE`, :data:`MAX_UNITS`,
     :data:`MAX_LAYERS`), ``dropout`` a number in ``[0, 1)``, the choices known, the
     flags bools, ``seed`` an int, a Generator or ``None``, ``dtype`` ``None``, ``"float32"``
-    or ``"float64"``. The bound,
+    or ``"float64"``; a local ``attention`` only with ``decoder="luong"``, its ``window`` an int in
+    ``[0, MAX_UNITS]`` (at least 1 for ``"local-p"``). The bound,
 
     .. math:: (V_{src} + V_{tgt}) E + V_{tgt} H + L H^2,
 
@@ -545,6 +575,15 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
                                  ("score", score, LuongAttentionDecoder.SCORES)):
         if value not in choices:
             raise InvalidValueError(f"{name}: expected one of {choices}, got {value!r}")
+    if attention not in LuongAttentionDecoder.ATTENTIONS:
+        raise InvalidValueError(f"attention: expected one of {LuongAttentionDecoder.ATTENTIONS}, got {attention!r}")
+    if attention != "global" and decoder != "luong":
+        raise InvalidValueError(f"attention: {attention!r} is Luong's local attention, for decoder='luong' "
+                                f"only, got decoder={decoder!r}")
+    if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= MAX_UNITS:
+        raise InvalidTypeError(f"window: expected an int in [0, {MAX_UNITS}], got {window!r:.40}")
+    if attention == "local-p" and window < 1:
+        raise InvalidValueError(f"window: local-p needs at least 1 (its Gaussian has sigma = window / 2), got {window}")
     check_probability("dropout", dropout, "a probability")
     for name, value in (("bidirectional", bidirectional), ("input_feeding", input_feeding)):
         if not isinstance(value, bool):
@@ -562,18 +601,19 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
 def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "bahdanau", cell: str = "gru",
                   embed_size: int = 32, num_hiddens: int = 32, num_layers: int = 2, dropout: float = 0.1,
                   bidirectional: bool = False, score: str = "general", input_feeding: bool = True,
-                  seed=0, dtype=None) -> EncoderDecoder:
+                  attention: str = "global", window: int = 2, seed=0, dtype=None) -> EncoderDecoder:
     """An :class:`EncoderDecoder` from plain settings (the defaults are d2l's Bahdanau model).
 
     Every argument is a JSON-friendly value, so ``build_seq2seq(**config)`` rebuilds
-    a saved model's architecture from its checkpoint's config. ``score`` and
-    ``input_feeding`` apply to ``decoder="luong"`` only. One generator seeded by
+    a saved model's architecture from its checkpoint's config. ``score``,
+    ``input_feeding``, ``attention`` and ``window`` apply to ``decoder="luong"`` only. One generator seeded by
     ``seed`` initialises encoder then decoder. The arguments are checked first
     (:func:`check_seq2seq_config`, with its caps), so a bad one fails before any allocation.
     """
     check_seq2seq_config(src_vocab_size, tgt_vocab_size, decoder=decoder, cell=cell, embed_size=embed_size,
                          num_hiddens=num_hiddens, num_layers=num_layers, dropout=dropout,
-                         bidirectional=bidirectional, score=score, input_feeding=input_feeding)
+                         bidirectional=bidirectional, score=score, input_feeding=input_feeding, attention=attention,
+                         window=window)
     rng = as_rng(seed)
     encoder = Seq2SeqEncoder(src_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, bidirectional,
                              rng=rng, dtype=dtype)
@@ -585,5 +625,5 @@ def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "b
                                       rng=rng, dtype=dtype)
     else:
         dec = LuongAttentionDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, score,
-                                    input_feeding, size, rng=rng, dtype=dtype)
+                                    input_feeding, size, attention=attention, window=window, rng=rng, dtype=dtype)
     return EncoderDecoder(encoder, dec)
