@@ -1,4 +1,4 @@
-"""The ``npseq`` command: demo, train, translate, lm, gradcheck, grade, exercises, data fetch.
+"""The ``npseq`` command: demo, train, translate, lm, gradcheck, grade, exercises, data fetch, tutorials.
 
 User errors (a missing file, a bad option value, a checkpoint that does not fit,
 an empty input, a request beyond a cap, a diverged run, a full disk) end with exit
