@@ -37,7 +37,7 @@ def test_without_jupytext_the_command_says_what_to_install(tmp_path, monkeypatch
 def test_an_unknown_tutorial_is_named_with_the_known_ones(tmp_path, capsys):
     assert main(["tutorials", "--notebooks", str(tmp_path), "--only", "02", "99", "attention"]) == 2
     line = _error_line(capsys)
-    assert line.startswith("npseq tutorials: --only: expected tutorial numbers from ['01', '02',")
+    assert line.startswith("npseq tutorials: --only: expected tutorial numbers from ['00', '01', '02',")
     assert line.endswith("(or file names without .py), got ['99', 'attention']")
 
 
