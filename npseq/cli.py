@@ -11,7 +11,6 @@ as 128 + SIGPIPE, like other Unix tools.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shlex
 import signal
@@ -20,6 +19,17 @@ import threading
 import time
 
 from . import __version__
+from ._arguments import (
+    Parser,
+    UsageError,
+    clip_norm,
+    existing_file,
+    new_file_path,
+    number,
+    output_dir,
+    positive,
+    probability,
+)
 from .errors import UserError
 
 # A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
@@ -29,63 +39,9 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 
-class UsageError(UserError):
-    """A mistake the user can fix; reported in one line with exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad command line is reported in one line (no usage block) with exit code 2."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
 # ------------------------------------------------------------------ helpers
 def _say(*parts, file=None):
     print(*parts, file=file or sys.stdout, flush=True)
-
-
-def _number(kind, expected: str, ok):
-    """An argparse type: ``kind(text)`` that satisfies ``ok``; ``expected`` words it for the error."""
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
-        return value
-    return parse
-
-
-def positive(kind, maximum=None):
-    """An argparse type: a positive, finite ``kind``, at most ``maximum`` (a cap, named in the error) when given."""
-    expected = f"a positive {kind.__name__}" + (f" up to {maximum}" if maximum is not None else "")
-    return _number(kind, expected, lambda v: 0 < v < math.inf and (maximum is None or v <= maximum))
-
-
-_clip_norm = _number(float, "a number >= 0 (0: no clipping)", lambda v: 0.0 <= v < math.inf)
-_probability = _number(float, "a probability in [0, 1)", lambda v: 0.0 <= v < 1.0)
-
-
-def _existing_file(text):
-    if not os.path.isfile(text):
-        raise argparse.ArgumentTypeError(f"no such file: {text}")
-    return text
-
-
-def _new_file_path(text):
-    if not text:
-        raise argparse.ArgumentTypeError("expected a file path, got an empty string")
-    return text
-
-
-def _output_dir(path: str) -> str:
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out: cannot create the folder {path!r} ({exc.strerror})") from None
-    return os.path.abspath(path)
 
 
 # ---------------------------------------------------------------------- demo
@@ -94,7 +50,7 @@ def cmd_demo(args) -> int:
     from .runs import DEMO_EPOCHS, TranslationRun, demo_settings
     from .viz import plot_history, show_heatmaps
     folder = os.path.join(args.out, args.task)  # as the user wrote it, for the command printed at the end
-    out = _output_dir(folder)
+    out = output_dir(folder)
     start = time.perf_counter()
     epochs = args.epochs or DEMO_EPOCHS[args.task]
     _say(f"npseq demo: a Bahdanau-attention GRU translator learns the built-in '{args.task}' task "
@@ -274,11 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .nn.loss import TRAINING_REDUCTIONS
     from .optim import OPTIMIZERS
     from .runs import DEMO_EPOCHS, RUN_DEFAULTS
-    parser = _Parser(
+    parser = Parser(
         prog="npseq",
         description="Sequence models written by hand in NumPy: RNN, GRU, LSTM, attention, seq2seq.")
     parser.add_argument("--version", action="version", version=f"npseq {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     demo = commands.add_parser("demo", help="train a small attention translator on built-in data and show it",
                                description="Train a Bahdanau-attention GRU on a built-in task, report test BLEU "
@@ -312,33 +268,33 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--attention", choices=LuongAttentionDecoder.ATTENTIONS,
                        help="Luong's global attention (default) or local attention on a window: local-m centres it on "
                             "the step, local-p on a predicted position")
-    model.add_argument("--window", type=_number(int, "an int >= 0", lambda v: 0 <= v <= MAX_UNITS),
+    model.add_argument("--window", type=number(int, "an int >= 0", lambda v: 0 <= v <= MAX_UNITS),
                        help="half-width D of the local window, 2D + 1 positions (default: 2)")
     model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
     model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
     model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
     model.add_argument("--num-layers", type=positive(int, MAX_LAYERS), help=f"default: {defaults['num_layers']}")
-    model.add_argument("--dropout", type=_probability, help=f"default: {defaults['dropout']}")
+    model.add_argument("--dropout", type=probability, help=f"default: {defaults['dropout']}")
     model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
     optim = train.add_argument_group("optimisation (with --resume: taken from the checkpoint)")
     optim.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help=f"default: {defaults['optimizer']}")
     optim.add_argument("--lr", type=positive(float), help=f"default: {defaults['lr']}")
-    optim.add_argument("--clip", type=_clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
+    optim.add_argument("--clip", type=clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
     optim.add_argument("--loss", choices=TRAINING_REDUCTIONS,
                        help="reduction of the masked cross-entropy (default d2l's)")
     optim.add_argument("--epochs", type=positive(int), default=250, help="the total, resumed epochs included")
     optim.add_argument("--seed", type=int, help="default: 0")
     run = train.add_argument_group("checkpoints")
-    run.add_argument("--save", type=_new_file_path,
+    run.add_argument("--save", type=new_file_path,
                      help="checkpoint path (.npz), written after every epoch and on Ctrl-C")
     run.add_argument("--force", action="store_true",
                      help="let --save replace a file that is not a checkpoint or is an input of the run")
-    run.add_argument("--resume", type=_existing_file, help="continue the run saved in this checkpoint")
+    run.add_argument("--resume", type=existing_file, help="continue the run saved in this checkpoint")
     run.add_argument("--no-progress", action="store_true")
     train.set_defaults(run=cmd_train)
 
     translate = commands.add_parser("translate", help="translate sentences with a saved model")
-    translate.add_argument("checkpoint", type=_existing_file)
+    translate.add_argument("checkpoint", type=existing_file)
     translate.add_argument("sentences", nargs="*", help="sentences (default: one per line on stdin)")
     translate.add_argument("--beam", type=positive(int, MAX_BEAM_SIZE), default=1, help="beam size (1: greedy)")
     translate.add_argument("--alpha", type=float, default=0.75, help="length penalty exponent of beam search")
@@ -350,13 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
     translate.set_defaults(run=cmd_translate)
 
     lm = commands.add_parser("lm", help="train a character language model, then sample from it")
-    lm.add_argument("--data", type=_existing_file, help="a UTF-8 text file (default: built-in prose)")
+    lm.add_argument("--data", type=existing_file, help="a UTF-8 text file (default: built-in prose)")
     lm.add_argument("--level", choices=["char", "word"], default="char")
     lm.add_argument("--max-tokens", type=positive(int), default=100_000)
     lm.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
     lm.add_argument("--num-hiddens", type=positive(int), default=128)
     lm.add_argument("--num-layers", type=positive(int), default=1)
-    lm.add_argument("--dropout", type=_probability, default=0.0)
+    lm.add_argument("--dropout", type=probability, default=0.0)
     lm.add_argument("--partition", choices=["random", "sequential"], default="sequential")
     lm.add_argument("--batch-size", type=positive(int), default=32)
     lm.add_argument("--num-steps", type=positive(int), default=35)
@@ -378,21 +334,21 @@ def build_parser() -> argparse.ArgumentParser:
     from . import exercises, grade, tutorials
     grading = commands.add_parser("grade", help="grade a learner's backward exercises against finite differences",
                                   description=grade.DESCRIPTION)
-    grade.add_arguments(grading, positive)
+    grade.add_arguments(grading)
     grading.set_defaults(run=grade.run)
     handout = commands.add_parser("exercises", help="write a hand-out of the backward exercises",
                                   description=exercises.DESCRIPTION)
     exercises.add_arguments(handout)
     handout.set_defaults(run=exercises.run)
     data = commands.add_parser("data", help="get a dataset by name (d2l's fra-eng) into npseq's cache")
-    data_commands = data.add_subparsers(dest="data_command", metavar="ACTION", required=True, parser_class=_Parser)
+    data_commands = data.add_subparsers(dest="data_command", metavar="ACTION", required=True, parser_class=Parser)
     fetch = data_commands.add_parser("fetch", help="download a dataset, check its SHA-1, unpack it into the cache",
                                      description=datasets.DESCRIPTION)
     datasets.add_arguments(fetch)
     fetch.set_defaults(run=datasets.run)
     notebooks = commands.add_parser("tutorials", help="write the tutorials as Jupyter notebooks (and run them)",
                                     description=tutorials.DESCRIPTION)
-    tutorials.add_arguments(notebooks, positive)
+    tutorials.add_arguments(notebooks)
     notebooks.set_defaults(run=tutorials.run)
     for subparser in commands.choices.values():
         subparser.set_defaults(command_parser=subparser)

@@ -1093,9 +1093,9 @@ DESCRIPTION = ("Grade the backward functions in a course exercise file against f
                "correct, 1 when some are not, 2 when the file cannot be graded.")
 
 
-def add_arguments(parser: argparse.ArgumentParser, positive) -> None:
-    """The options of ``npseq grade``, added to its subcommand parser (the ``npseq`` command builds it;
-    ``positive(kind)`` is its argparse type for a positive number)."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``npseq grade``, added to its subcommand parser (the ``npseq`` command builds it)."""
+    from ._arguments import positive
     parser.add_argument("file", help="the learner's Python file (defines some of: " + ", ".join(NAMES) + ")")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
                         help="grade only this function (repeatable); the score counts only these")

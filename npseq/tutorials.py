@@ -182,9 +182,9 @@ DESCRIPTION = ("Write the tutorials as Jupyter notebooks into a folder they run 
                "module), and optionally run them. Needs the notebooks extra: " + INSTALL_HINT + ".")
 
 
-def add_arguments(parser: argparse.ArgumentParser, positive) -> None:
-    """The options of ``npseq tutorials``, added to its subcommand parser (the ``npseq`` command builds it and
-    hands in its ``positive`` argument type)."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``npseq tutorials``, added to its subcommand parser (the ``npseq`` command builds it)."""
+    from ._arguments import positive
     parser.add_argument("--notebooks", required=True, metavar="DIR",
                         help="the folder to write the .ipynb files to (made if missing)")
     parser.add_argument("--only", nargs="+", metavar="NN",

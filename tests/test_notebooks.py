@@ -61,7 +61,7 @@ def test_every_tutorial_becomes_a_plain_notebook_beside_its_helper(tmp_path, cap
     assert main(["tutorials", "--notebooks", str(out)]) == 0
     printed = capsys.readouterr().out
     scripts = sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))
-    assert f"wrote {len(scripts)} notebooks to {out}: 01_" in printed and f"jupyter lab {out}" in printed
+    assert f"wrote {len(scripts)} notebooks to {out}: 00_" in printed and f"jupyter lab {out}" in printed
     assert (out / "_common.py").read_bytes() == (TUTORIALS_DIR / "_common.py").read_bytes()
     for script in scripts:
         notebook = json.loads((out / (script.stem + ".ipynb")).read_text(encoding="utf-8"))

@@ -1,0 +1,71 @@
+"""The argparse pieces every ``npseq`` subcommand shares: the one-line parser and the argument types.
+
+Each type checks one flag's value and words the error as the rest of npseq does (what was
+expected, what was given); argparse then reports it in one line with exit code 2. The
+subcommands defined outside ``cli.py`` (``grade``, ``exercises``, ``data fetch``,
+``tutorials``) import them from here.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from .errors import UserError
+
+
+class UsageError(UserError):
+    """A mistake the user can fix; reported in one line with exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is reported in one line (no usage block) with exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def number(kind, expected: str, ok):
+    """An argparse type: ``kind(text)`` that satisfies ``ok``; ``expected`` words it for the error."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+    return parse
+
+
+def positive(kind, maximum=None):
+    """An argparse type: a positive, finite ``kind``, at most ``maximum`` (a cap, named in the error) when given."""
+    expected = f"a positive {kind.__name__}" + (f" up to {maximum}" if maximum is not None else "")
+    return number(kind, expected, lambda v: 0 < v < math.inf and (maximum is None or v <= maximum))
+
+
+clip_norm = number(float, "a number >= 0 (0: no clipping)", lambda v: 0.0 <= v < math.inf)
+probability = number(float, "a probability in [0, 1)", lambda v: 0.0 <= v < 1.0)
+
+
+def existing_file(text):
+    """An argparse type: the path of a file that exists."""
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"no such file: {text}")
+    return text
+
+
+def new_file_path(text):
+    """An argparse type: a non-empty path to write (whether it may be replaced is the command's to check)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file path, got an empty string")
+    return text
+
+
+def output_dir(path: str) -> str:
+    """``--out``'s folder, made if missing; its absolute path. A folder that cannot be made is a :class:`UsageError`."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out: cannot create the folder {path!r} ({exc.strerror})") from None
+    return os.path.abspath(path)
