@@ -49,8 +49,8 @@ def cmd_demo(args) -> int:
     from .decode import translate
     from .runs import DEMO_EPOCHS, TranslationRun, demo_settings
     from .viz import plot_history, show_heatmaps
-    folder = os.path.join(args.out, args.task)  # as the user wrote it, for the command printed at the end
-    out = output_dir(folder)
+    out = os.path.join(args.out, args.task)  # as the user wrote it: the paths printed read as they typed them
+    output_dir(out)
     start = time.perf_counter()
     epochs = args.epochs or DEMO_EPOCHS[args.task]
     _say(f"npseq demo: a Bahdanau-attention GRU translator learns the built-in '{args.task}' task "
@@ -89,7 +89,7 @@ def cmd_demo(args) -> int:
     _say(f"total wall time {time.perf_counter() - start:.1f} s")
     unseen = corpus.text.detokenize_source(corpus.test_pairs[min(5, len(corpus.test_pairs) - 1)][0])
     _say(f"\ntranslate a sentence it has not seen:\n  npseq translate "
-         f"{shlex.quote(os.path.join(folder, 'model.npz'))} {shlex.quote(unseen)}")
+         f"{shlex.quote(os.path.join(out, 'model.npz'))} {shlex.quote(unseen)}")
     return 0
 
 
