@@ -21,6 +21,11 @@ elementwise work separately; see ``roofline.py``), time those products alone on 
 machine in the same run, and print which fraction of that products-only bound each
 implementation reaches, in all and per phase.
 
+``--num-steps`` takes several lengths and ``--synthetic`` replaces the corpus by random token
+batches of those lengths (source and target vocabularies of 200, lengths drawn between T/2 and
+T), so that ``--hidden 32 256 512 1024 --num-steps 10 50 200 --synthetic`` prints a scale table:
+tokens/s of both, their ratio and peak memory for every size and length, without the corpus.
+
 The torch twin is written here, op for op: a packed-sequence GRU encoder (npseq's
 encoder masks padding the same way), additive attention with the key projection done
 once per batch, and a GRU decoder fed [context; embedding] at every step.
@@ -35,6 +40,9 @@ def parse_args(argv=None):
     parser.add_argument("--data", help="fra.txt or the dataset name fra-eng (default: $NPSEQ_FRA, else the cache)")
     parser.add_argument("--threads", type=int, default=2, help="BLAS and torch threads alike (default 2)")
     parser.add_argument("--hidden", type=int, nargs="+", default=[32, 256], help="embed = hidden sizes to run")
+    parser.add_argument("--num-steps", type=int, nargs="+", default=[10], help="source = target lengths to run")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="random token batches of each --num-steps instead of the corpus (no fra.txt needed)")
     parser.add_argument("--batches", type=int, default=10, help="batches per timed run (default: one epoch)")
     parser.add_argument("--runs", type=int, default=7, help="timed runs per implementation")
     parser.add_argument("--curves", type=int, default=0, help="also compare loss curves over this many batches")
@@ -198,15 +206,34 @@ def timed_run(runner, stream, num_batches):
     return tokens / (time.perf_counter() - start), {k: v / num_batches for k, v in phases.items()}
 
 
-def make_runners(hidden, torch):
-    batches, src_vocab, tgt_vocab = load_data_nmt(64, 10, 600, path=ARGS.data, seed=0)
-    model = build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=hidden, num_hiddens=hidden, num_layers=2,
-                          dropout=0.1, seed=0)
-    bos = tgt_vocab["<bos>"]
+SYNTHETIC_VOCAB = 200  # about the vocabularies of fra.txt's first 600 pairs (188 and 201 tokens)
+BOS = 2  # <bos> in the synthetic vocabulary (<unk> 0, <pad> 1, <bos> 2, <eos> 3, then the tokens)
+
+
+def synthetic_batches(num_steps, count=10, batch_size=64, seed=0):
+    """``count`` batches ``(X, X_len, Y, Y_len)`` of random tokens, lengths between ``T/2`` and ``T``."""
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(count):
+        X = rng.integers(4, SYNTHETIC_VOCAB, (batch_size, num_steps))
+        Y = rng.integers(4, SYNTHETIC_VOCAB, (batch_size, num_steps))
+        X_len = rng.integers(max(num_steps // 2, 1), num_steps + 1, batch_size)
+        Y_len = rng.integers(max(num_steps // 2, 1), num_steps + 1, batch_size)
+        batches.append((X, X_len, Y, Y_len))
+    return batches
+
+
+def make_runners(hidden, torch, num_steps=10):
+    if ARGS.synthetic:
+        batches, src_size, tgt_size, bos = synthetic_batches(num_steps), SYNTHETIC_VOCAB, SYNTHETIC_VOCAB, BOS
+    else:
+        batches, src_vocab, tgt_vocab = load_data_nmt(64, num_steps, 600, path=ARGS.data, seed=0)
+        src_size, tgt_size, bos = len(src_vocab), len(tgt_vocab), tgt_vocab["<bos>"]
+    model = build_seq2seq(src_size, tgt_size, embed_size=hidden, num_hiddens=hidden, num_layers=2, dropout=0.1, seed=0)
     ours = NpseqRunner(model, bos)
     theirs = None
     if torch is not None:
-        theirs = TorchRunner(torch, build_torch_twin(torch, model, len(src_vocab), len(tgt_vocab), hidden), bos)
+        theirs = TorchRunner(torch, build_torch_twin(torch, model, src_size, tgt_size, hidden), bos)
     return batches, ours, theirs
 
 
@@ -219,7 +246,7 @@ def _status_kib(field):
     raise KeyError(field)
 
 
-def probe_memory(which, hidden):
+def probe_memory(which, hidden, num_steps):
     """Run in a fresh process: peak resident-set growth over 20 training batches, in MiB.
 
     The baseline is taken after the model, data and optimizer exist and before the
@@ -229,7 +256,7 @@ def probe_memory(which, hidden):
     do this: it never goes down and carries over the parent's mark.)
     """
     torch = import_torch() if which == "torch" else None
-    batches, ours, theirs = make_runners(hidden, torch)
+    batches, ours, theirs = make_runners(hidden, torch, num_steps)
     runner = ours if which == "npseq" else theirs
     stream = batch_stream(batches)
     try:
@@ -245,9 +272,10 @@ def probe_memory(which, hidden):
     print(json.dumps({"peak_growth_mib": (peak - before) / 1024, "peak_mib": peak / 1024}))
 
 
-def memory_of(which, hidden):
+def memory_of(which, hidden, num_steps):
     command = [sys.executable, __file__, "--probe-memory", which, "--hidden", str(hidden), "--threads",
-               str(ARGS.threads), "--data", ARGS.data]
+               str(ARGS.threads), "--num-steps", str(num_steps)]
+    command += ["--synthetic"] if ARGS.synthetic else ["--data", ARGS.data]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -261,8 +289,8 @@ def import_torch():
     return torch
 
 
-def compare_curves(hidden, torch, num_batches):
-    batches, ours, theirs = make_runners(hidden, torch)
+def compare_curves(hidden, torch, num_batches, num_steps=10):
+    batches, ours, theirs = make_runners(hidden, torch, num_steps)
     ours_stream, theirs_stream = batch_stream(batches), batch_stream(batches)
     phases = dict.fromkeys(PHASES, 0.0)
     curves = {"npseq": [], "torch": []}
@@ -280,13 +308,13 @@ def compare_curves(hidden, torch, num_batches):
     return a, b
 
 
-def print_roofline(model, hidden, phase_seconds):
+def print_roofline(model, hidden, num_steps, phase_seconds):
     """The products-only bound of this batch shape on this machine, and the fraction each implementation reaches."""
     vocab = model.decoder.vocab_size
-    products = bahdanau_products(64, 10, 10, hidden, hidden, vocab, layers=2)
+    products = bahdanau_products(64, num_steps, num_steps, hidden, hidden, vocab, layers=2)
     num_params = sum(p.data.size for p in model.parameters())
     product_flops = sum(p.flops for p in products)
-    elementwise = elementwise_flops(64, 10, 10, hidden, hidden, vocab, 2, num_params)
+    elementwise = elementwise_flops(64, num_steps, num_steps, hidden, hidden, vocab, 2, num_params)
     bound = time_products(products)
     total_bound = sum(bound.values())
     print(f"  work per batch: products {product_flops / 1e9:.3f} GFLOP, elementwise about "
@@ -333,19 +361,34 @@ def corpus_path() -> str:
         sys.exit(f"bench_seq2seq: --data: {exc}")
 
 
+def print_scale_table(rows):
+    """One line per (hidden, num_steps): both implementations' tokens/s, their ratio and peak memory."""
+    print("\nscale table (tokens/s are target tokens per second; peak MiB: resident-set growth while training)")
+    print(f"  {'hidden':>6} {'T':>4}  {'npseq tok/s':>11} {'torch tok/s':>11} {'ratio':>6}  "
+          f"{'npseq ms':>9} {'torch ms':>9}  {'npseq MiB':>9} {'torch MiB':>9}")
+    missing = float("nan")  # torch not installed
+    for row in rows:
+        print(f"  {row['hidden']:>6} {row['num_steps']:>4}  {row['npseq_tps']:>11.0f} "
+              f"{row.get('torch_tps', missing):>11.0f} {row.get('ratio', missing):>6.2f}  {row['npseq_ms']:>9.1f} "
+              f"{row.get('torch_ms', missing):>9.1f}  {row['npseq_mib']:>9} {row.get('torch_mib', '-'):>9}")
+
+
 def main():
-    ARGS.data = corpus_path()  # resolved once, here: the memory probes get the path itself
+    if not ARGS.synthetic:
+        ARGS.data = corpus_path()  # resolved once, here: the memory probes get the path itself
     if ARGS.probe_memory:
-        probe_memory(ARGS.probe_memory, ARGS.hidden[0])
+        probe_memory(ARGS.probe_memory, ARGS.hidden[0], ARGS.num_steps[0])
         return
     torch = import_torch()
-    print(f"d2l Bahdanau GRU translator, 2 layers, batch 64, num_steps 10, 600 pairs, float32, "
+    data = "random tokens" if ARGS.synthetic else "600 pairs"
+    print(f"d2l Bahdanau GRU translator, 2 layers, batch 64, {data}, float32, "
           f"{ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches")
     if torch is None:
         print("torch is not installed: npseq alone (pip install -e \".[torch]\" to compare)")
     curves_by_hidden = {}
-    for hidden in ARGS.hidden:
-        batches, ours, theirs = make_runners(hidden, torch)
+    table = []
+    for hidden, num_steps in [(h, t) for h in ARGS.hidden for t in ARGS.num_steps]:
+        batches, ours, theirs = make_runners(hidden, torch, num_steps)
         streams = {"npseq": batch_stream(batches), "torch": batch_stream(batches)}
         runners = {"npseq": ours, "torch": theirs}
         names = [name for name in runners if runners[name] is not None]
@@ -358,22 +401,29 @@ def main():
                 speed, split = timed_run(runners[name], streams[name], ARGS.batches)
                 speeds[name].append(speed)
                 phases[name].append(split)
-        print(f"\nembed = hidden = {hidden}")
+        print(f"\nembed = hidden = {hidden}, num_steps = {num_steps}")
+        row = dict(hidden=hidden, num_steps=num_steps)
         print(f"  {'':6} {'tokens/s':>9} {'ms/batch':>9}  " + "  ".join(f"{p:>9}" for p in PHASES)
               + f"  {'peak MiB':>9}")
         for name in names:
             median_split = {p: statistics.median(s[p] for s in phases[name]) for p in PHASES}
-            memory = "-" if ARGS.no_memory else memory_of(name, hidden)["peak_growth_mib"]
+            memory = "-" if ARGS.no_memory else memory_of(name, hidden, num_steps)["peak_growth_mib"]
             memory = "-" if memory in ("-", None) else f"{memory:.1f}"
+            row.update({f"{name}_tps": statistics.median(speeds[name]), f"{name}_mib": memory,
+                        f"{name}_ms": sum(median_split.values()) * 1e3})
             print(f"  {name:6} {statistics.median(speeds[name]):>9.0f} {sum(median_split.values()) * 1e3:>9.2f}  "
                   + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}")
-        print_roofline(ours.model, hidden, {name: {p: statistics.median(s[p] for s in phases[name]) for p in PHASES}
-                                            for name in names})
+        medians = {name: {p: statistics.median(s[p] for s in phases[name]) for p in PHASES} for name in names}
+        print_roofline(ours.model, hidden, num_steps, medians)
         if torch is not None:
             ratio = statistics.median(speeds["npseq"]) / statistics.median(speeds["torch"])
             print(f"  npseq/torch tokens/s ratio: {ratio:.2f}")
+            row["ratio"] = ratio
             if ARGS.curves:
-                curves_by_hidden[hidden] = compare_curves(hidden, torch, ARGS.curves)
+                curves_by_hidden[hidden] = compare_curves(hidden, torch, ARGS.curves, num_steps)
+        table.append(row)
+    if len(table) > 1:
+        print_scale_table(table)
     if curves_by_hidden and ARGS.curves_png:
         draw_curves(curves_by_hidden, ARGS.curves_png)
 
