@@ -59,8 +59,10 @@ def _forward_products(N, S, T, E, H, V, layers):
 
 
 def bahdanau_products(N, S, T, E, H, V, layers=2) -> list:
-    """Every product of one training batch of the Bahdanau GRU translator (reset gate before
-    ``W_hn``, as d2l's and npseq's default GRU), forward and backward, as :class:`Product` rows.
+    """Every product of one training batch of the Bahdanau GRU translator, forward and backward, as
+    :class:`Product` rows. The hidden-side products are listed as ``h W_h[r, z]`` and
+    ``(r h) W_hn``; the reset-after GRU the models build does ``h W_h`` in one product instead,
+    the same work.
 
     Args:
         N: batch size; S, T: source and target steps; E: embedding size; H: hidden size;
