@@ -1,5 +1,7 @@
 """The captioning task: synthetic scenes and their captions, CaptioningRNN in both conditioning modes,
 overfitting one small batch first (CS231n's habit), and `npseq demo --task captions`."""
+import os
+
 import numpy as np
 import pytest
 
@@ -181,6 +183,14 @@ def test_the_demo_writes_its_picture_and_captions(tmp_path, capsys):
     assert str(png) in out and "BLEU" in out and "unseen scenes" in out
     lines = text.read_text().splitlines()
     assert lines[0] == "generated\treference" and len(lines) == 301
+
+
+@pytest.mark.skipif(os.environ.get("NPSEQ_FULL_DEMO") != "1",
+                    reason="the full captions demo trains for about half a minute: NPSEQ_FULL_DEMO=1 runs it")
+def test_the_full_demo_reaches_its_bleu_on_unseen_scenes(tmp_path):
+    from npseq.captions_demo import run_captions_demo
+    record = run_captions_demo(str(tmp_path))
+    assert record.scores.bleu >= 0.9 and record.num_test == 300, record.scores.bleu
 
 
 def test_show_captioned_images_checks_its_arguments(tmp_path):

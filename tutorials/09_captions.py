@@ -77,7 +77,7 @@ for name, report in run_checks(names):
 
 # %%
 num_train, num_test, epochs = (600, 100, 2) if FAST else (8000, 300, 5)
-data = load_caption_data(num_train, num_test, batch_size=64, seed=0)
+data = load_caption_data(num_train, num_test, batch_size=128, seed=0)
 print(f"{len(data.train.scenes)} training scenes, {len(data.test.scenes)} unseen test scenes, "
       f"vocabulary {data.vocab.idx_to_token}")
 print({shape: int(draw_shape(shape).sum()) for shape in ("circle", "square", "triangle")}, "pixels")
@@ -113,15 +113,18 @@ models, scores, seconds = {}, {}, {}
 for mode in ("first_step", "every_step"):
     models[mode] = build_captioner(data, num_hiddens=64, embed_size=32, cell="gru", mode=mode, seed=0)
     start = time.perf_counter()
-    train_captioner(models[mode], data.train_iter, epochs, lr=0.005)
+    train_captioner(models[mode], data.train_iter, epochs, lr=0.01)
     seconds[mode] = time.perf_counter() - start
     scores[mode] = evaluate_captions(models[mode], data.test, data.vocab)
     print(f"{mode:>10}: BLEU {scores[mode].bleu:.3f}, exact match {scores[mode].exact_match:.1%}, "
           f"trained in {seconds[mode]:.1f} s")
 
 # %% [markdown]
-# Every-step conditioning costs more per step: the recurrent layer's input is 32 + 768 wide
-# instead of 32. What does it buy? Look at the gradients.
+# In the full run (seed 0) the two modes end level, BLEU 0.977 (first step) and 0.976 (every
+# step): on captions of at most eight words, the state set once from $v$ suffices. The every-step
+# layer reads 32 + 768 numbers per step instead of 32, yet costs about the same: its input
+# projection is one matrix product for all steps (tutorial 3's fast path). (The seconds above
+# depend on how busy the machine is.)
 #
 # ## How much gradient does each word send back to $v$?
 #
@@ -160,11 +163,18 @@ for (mode, when), values in norms.items():
     print(f"{mode:>10} {when:>9}: " + " ".join(f"{value:.1e}" for value in values))
 
 # %% [markdown]
-# Step 0 writes the first word, always `a`, so it needs nothing from the image once trained.
-# The interesting steps are the colour and shape words (steps 1, 2, 5 and 6 of a two-shape
-# caption). Compare how fast the first-step curve falls with $t$ against the every-step
-# curve: the every-step model gets a fresh look at $v$ at each word, the first-step model has
-# to carry what it read into $h_0$ through every update of the state.
+# Before training (dotted lines in the figure below), the first-step gradient falls by two orders
+# of magnitude from the first word to the last: each step back multiplies it by the recurrence's
+# Jacobian, as in tutorial 2. The every-step gradient stays level, because each word has its own
+# direct path $m_t\, da_t W_v^\top$ to $v$.
+#
+# After training, both models send almost nothing back from the words the image does not decide
+# (`a` at steps 0 and 4, and the last step), and the most from the shape words and the relation
+# (steps 2, 6 and 3 of a stacked pair). The colour words send little: colours are easy to read
+# from the pixels and are already predicted with confidence. On captions this short the trained GRU
+# carries what it read into $h_0$ as far as step 6, so the two trained curves nearly meet: the
+# vanishing is a fact of the untrained recurrence, which training and the gates overcome here, and
+# which the every-step path avoids from the first update.
 
 # %%
 figure = Figure(figsize=(13, 4), layout="constrained")
