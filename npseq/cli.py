@@ -305,9 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"npseq {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    demo = commands.add_parser("demo", help="train a small attention translator on built-in data and show it",
+    demo = commands.add_parser("demo", help="train a small attention translator (or a captioner) on built-in data "
+                                            "and show it",
                                description="Train a Bahdanau-attention GRU on a built-in task, report test BLEU "
-                                           "and exact match, print sample translations and draw the attention.")
+                                           "and exact match, print sample translations and draw the attention; "
+                                           "with --task captions, train a GRU captioner on synthetic scenes and "
+                                           "draw them with their captions.")
     demo.add_argument("--task", choices=(*TASKS, "captions"), default="numbers",
                       help="a translation task, or 'captions': describe synthetic scenes")
     demo.add_argument("--epochs", type=positive(int), default=None,
