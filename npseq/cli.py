@@ -46,6 +46,8 @@ def _say(*parts, file=None):
 
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args) -> int:
+    if args.task == "captions":
+        return cmd_captions_demo(args)
     from .decode import translate
     from .runs import DEMO_EPOCHS, TranslationRun, demo_settings
     from .viz import plot_history, show_heatmaps
@@ -90,6 +92,29 @@ def cmd_demo(args) -> int:
     unseen = corpus.text.detokenize_source(corpus.test_pairs[min(5, len(corpus.test_pairs) - 1)][0])
     _say(f"\ntranslate a sentence it has not seen:\n  npseq translate "
          f"{shlex.quote(os.path.join(out, 'model.npz'))} {shlex.quote(unseen)}")
+    return 0
+
+
+def cmd_captions_demo(args) -> int:
+    from .captions_demo import CAPTIONS_DEMO_SETTINGS, run_captions_demo
+    out = os.path.join(args.out, args.task)  # as the user wrote it, like the translation demo's paths
+    output_dir(out)
+    settings = CAPTIONS_DEMO_SETTINGS
+    epochs = args.epochs or settings["epochs"]
+    _say(f"npseq demo: a {settings['cell'].upper()} captioner conditioned on each scene's pixels through its first "
+         f"state (h0 = v W + b, CS231n) learns to describe synthetic 16x16 scenes ({epochs} epoch"
+         f"{'' if epochs == 1 else 's'}, seed {args.seed})")
+    record = run_captions_demo(out, epochs=args.epochs, num_train=args.num_examples, seed=args.seed,
+                               on_epoch=None if args.no_progress else
+                               lambda epoch, loss: _say(f"  epoch {epoch + 1}: cross-entropy {loss:.4f}"))
+    scores = record.scores
+    _say(f"trained in {record.train_s:.1f} s on {record.num_train} scenes")
+    _say(f"test: BLEU {scores.bleu:.3f} (corpus BLEU-4 / 100), exact match {scores.exact_match:.1%} "
+         f"({record.num_test} unseen scenes, greedy)")
+    _say("\nsample captions (generated | reference):")
+    for hyp, ref in list(zip(scores.captions, record.references))[:6]:
+        _say(f"  {hyp}  |  {ref}")
+    _say(f"\nwrote {record.png} (test scenes with their captions) and {record.text}")
     return 0
 
 
@@ -236,13 +261,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"npseq {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    demo = commands.add_parser("demo", help="train a small attention translator on built-in data and show it",
+    demo = commands.add_parser("demo", help="train a small attention translator (or a captioner) on built-in data "
+                                            "and show it",
                                description="Train a Bahdanau-attention GRU on a built-in task, report test BLEU "
-                                           "and exact match, print sample translations and draw the attention.")
-    demo.add_argument("--task", choices=TASKS, default="numbers")
+                                           "and exact match, print sample translations and draw the attention; "
+                                           "with --task captions, train a GRU captioner on synthetic scenes and "
+                                           "draw them with their captions.")
+    demo.add_argument("--task", choices=(*TASKS, "captions"), default="numbers",
+                      help="a translation task, or 'captions': describe synthetic scenes")
     demo.add_argument("--epochs", type=positive(int), default=None,
-                      help="default: " + ", ".join(f"{epochs} for {task}" for task, epochs in DEMO_EPOCHS.items()))
-    demo.add_argument("--num-examples", type=positive(int), default=None, help="default: the whole task (10,000)")
+                      help="default: " + ", ".join(f"{epochs} for {task}" for task, epochs in DEMO_EPOCHS.items())
+                      + ", 5 for captions")
+    demo.add_argument("--num-examples", type=positive(int), default=None,
+                      help="default: the whole task (10,000); for captions, 8,000 training scenes")
     demo.add_argument("--out", default="npseq-demo",
                       help="folder for the model and its PNG files, one subfolder per task (default: ./npseq-demo)")
     demo.add_argument("--seed", type=int, default=0)

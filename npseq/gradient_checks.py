@@ -14,7 +14,7 @@ from . import backend, nn
 from . import functional as F
 from .errors import InvalidValueError
 from .gradcheck import GradCheckReport, check_function, check_module
-from .models import build_seq2seq
+from .models import CaptioningRNN, build_seq2seq
 
 REGISTRY: dict = {}
 
@@ -368,3 +368,43 @@ for _mode, _score in (("local-m", "general"), ("local-p", "concat"), ("local-p",
 for _attention, _cell in (("local-m", "lstm"), ("local-p", "gru")):
     register(f"EncoderDecoder (luong {_attention}, window 2, {_cell})")(
         lambda rng, attention=_attention, cell=_cell: _seq2seq(rng, "luong", cell, attention=attention, window=2))
+
+
+# ------------------------------------------------- cells conditioned on a vector (captioning)
+# A wider, fourth-order stencil: a gradient through several gates can be ~1e-5, where the rounding of
+# the default stencil alone reaches a relative 1e-7; these checks should pass at any registry position.
+def _conditioned_inputs(rng, cell, mode):
+    """x (2, 4, 3), v (2, 5), H = 3; ``every_step``: h0 and Wv (F, kH); ``first_step``: Wv (F, H) and bv."""
+    width = {"rnn": 1, "gru": 3, "lstm": 4}[cell] * 3
+    inputs = {"x": _normal(rng, 2, 4, 3), "v": _normal(rng, 2, 5)}
+    if mode == "every_step":
+        inputs.update(h0=_normal(rng, 2, 3), Wx=_normal(rng, 3, width), Wh=_normal(rng, 3, width),
+                      Wv=_normal(rng, 5, width))
+    else:
+        inputs.update(Wv=_normal(rng, 5, 3), bv=_normal(rng, 3), Wx=_normal(rng, 3, width),
+                      Wh=_normal(rng, 3, width))
+    if cell == "gru":
+        inputs.update(bx=_normal(rng, width), bh=_normal(rng, width))
+    else:
+        inputs.update(b=_normal(rng, width))
+    return inputs
+
+
+for _mode in ("every_step", "first_step"):
+    for _cell, _options in (("rnn", {}), ("gru", {"reset_after": False}), ("gru", {"reset_after": True}),
+                            ("lstm", {})):
+        _variant = f", reset_after={_options['reset_after']}" if _options else ""
+
+        @register(f"conditioned {_cell} ({_mode.replace('_', ' ')}{_variant}, padding)")
+        def _conditioned(rng, cell=_cell, mode=_mode, options=_options):
+            forward, backward = getattr(F, f"{cell}_{mode}_forward"), getattr(F, f"{cell}_{mode}_backward")
+            return check_function(forward, backward, _conditioned_inputs(rng, cell, mode),
+                                  kwargs=dict(options, valid_lens=_lens(4, 2)), time_axes={"x": 1}, h=1e-3, order=4)
+
+
+for _mode, _cell in (("every_step", "gru"), ("every_step", "lstm"), ("first_step", "gru"), ("first_step", "lstm")):
+    @register(f"CaptioningRNN ({_mode.replace('_', ' ')}, {_cell}, padding)")
+    def _captioning(rng, mode=_mode, cell=_cell):
+        model = CaptioningRNN(5, 7, 4, mode=mode, cell=cell, embed_size=3, rng=rng, dtype="float64")
+        inputs = {"features": _normal(rng, 3, 5), "captions_in": _ids(rng, 7, 3, 4), "valid_lens": _lens(4, 2, 1)}
+        return check_module(model, inputs, h=1e-3, order=4)

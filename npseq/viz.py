@@ -19,7 +19,7 @@ from . import backend
 from ._checks import check_count
 from .errors import InvalidTypeError, InvalidValueError
 
-__all__ = ["show_heatmaps", "show_attention_grid", "plot_history", "plot_grad_norms"]
+__all__ = ["show_heatmaps", "show_attention_grid", "plot_history", "plot_grad_norms", "show_captioned_images"]
 
 # Axis labels for the statistics that npseq.train.History records (others are labelled by their key).
 UNSEEN_COLOUR = "#d9d9d9"  # attention cells a step could not see (weight exactly 0)
@@ -340,4 +340,48 @@ def plot_grad_norms(norms, path, log_scale: bool = True, *, title: str | None = 
     if len(curves) > 1 or next(iter(curves)):
         ax.legend()
     ax.set_title(title or "gradient norm through time")
+    return _finish(figure, path, dpi, return_figure)
+
+
+def show_captioned_images(images, captions, path, *, references=None, ncols: int = 4, dpi: int = 100,
+                          return_figure: bool = False):
+    """Images with their generated captions under them (and the reference, in grey, where it differs).
+
+    Args:
+        images: ``K`` RGB images ``(height, width, 3)`` with values in ``[0, 1]`` (a list or a
+            ``(K, height, width, 3)`` array).
+        captions: ``K`` strings, e.g. what a captioning model generated.
+        path: the PNG to write.
+        references: ``None`` or ``K`` reference strings; a caption that differs from its reference
+            is drawn in red with the reference below it.
+        ncols: images per row.
+
+    Returns:
+        ``path`` (str), or ``(path, Figure)`` with ``return_figure=True``.
+    """
+    arrays = [_host_array(f"images[{i}]", image) for i, image in enumerate(images)]
+    if not arrays or any(a.ndim != 3 or a.shape[2] != 3 for a in arrays):
+        raise InvalidValueError(f"images: expected a non-empty list of (height, width, 3) arrays, "
+                                f"got shapes {[tuple(a.shape) for a in arrays]}")
+    captions = list(captions)
+    if len(captions) != len(arrays):
+        raise InvalidValueError(f"captions: expected {len(arrays)} strings (one per image), got {len(captions)}")
+    if references is not None and len(references) != len(arrays):
+        raise InvalidValueError(f"references: expected {len(arrays)} strings (one per image), "
+                                f"got {len(references)}")
+    ncols = min(check_count("ncols", ncols), len(arrays))
+    nrows = math.ceil(len(arrays) / ncols)
+    figure = _new_figure(2.6 * ncols, 3.0 * nrows)
+    axes = figure.subplots(nrows, ncols, squeeze=False)
+    for i, (ax, image, caption) in enumerate(zip(axes.flat, arrays, captions)):
+        ax.imshow(image.clip(0, 1), interpolation="nearest")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        wrong = references is not None and references[i] != caption
+        label = caption.replace(" above ", "\nabove ").replace(" left of ", "\nleft of ")
+        if wrong:
+            label += "\n(" + references[i] + ")"
+        ax.set_xlabel(label, color="tab:red" if wrong else "black", fontsize=9)
+    for ax in list(axes.flat)[len(arrays):]:
+        ax.set_axis_off()
     return _finish(figure, path, dpi, return_figure)

@@ -5,6 +5,7 @@ Everything here runs on the host and returns NumPy arrays (int64 token ids and
 lengths); moving a batch to the GPU is the training loop's job.
 """
 from .batching import BatchIterator
+from .captions import CaptionData, CaptionSplit, Scene, SceneObject, load_caption_data, random_scene, random_scenes
 from .datasets import DATASETS, data_home, dataset_path, fetch_dataset, find_dataset
 from .lm import (
                  CHAR_ALPHABET,
@@ -60,3 +61,4 @@ __all__ += ["DATE_FORMATS", "DATE_RANGE", "SPACE", "TASKS", "TaskData", "TaskTex
 __all__ += ["DATASETS", "data_home", "dataset_path", "fetch_dataset", "find_dataset"]
 __all__ += ["TranslationData", "UnknownWord", "load_translation_data", "source_tokens", "target_text", "unknown_words"]
 __all__ += ["KStepPredictions", "LagFeatures", "NoisySine", "k_step_predictions", "lag_features", "noisy_sine"]
+__all__ += ["CaptionData", "CaptionSplit", "Scene", "SceneObject", "load_caption_data", "random_scene", "random_scenes"]

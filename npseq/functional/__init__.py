@@ -43,6 +43,7 @@ from .attention import (
     general_attention_backward,
     general_attention_forward,
 )
+from .conditioned import *  # noqa: F401,F403 (cells conditioned on a vector: every step or first step)
 from .layers import (
     AffineCache,
     DropoutCache,

@@ -1,4 +1,5 @@
 """Models built from :mod:`npseq.nn`: encoder–decoders (plain, Bahdanau, Luong), language models."""
+from .captioning import CONDITIONING_MODES, CaptioningRNN
 from .lm import RNNLM
 from .ngram import NGramLM
 from .seq2seq import (
