@@ -1,6 +1,5 @@
 """The captioning task: synthetic scenes and their captions, CaptioningRNN in both conditioning modes,
 overfitting one small batch first (CS231n's habit), and `npseq demo --task captions`."""
-import os
 
 import numpy as np
 import pytest
@@ -185,8 +184,7 @@ def test_the_demo_writes_its_picture_and_captions(tmp_path, capsys):
     assert lines[0] == "generated\treference" and len(lines) == 301
 
 
-@pytest.mark.skipif(os.environ.get("NPSEQ_FULL_DEMO") != "1",
-                    reason="the full captions demo trains for about half a minute: NPSEQ_FULL_DEMO=1 runs it")
+@pytest.mark.demo_full  # about half a minute: pytest -m demo_full
 def test_the_full_demo_reaches_its_bleu_on_unseen_scenes(tmp_path):
     from npseq.captions_demo import run_captions_demo
     record = run_captions_demo(str(tmp_path))

@@ -59,3 +59,12 @@ def test_evaluation_scores_a_task_and_the_demo_settings_are_run_settings():
         assert set(demo_settings(task)) <= set(RUN_DEFAULTS)
     assert demo_settings("reverse")["lr"] < demo_settings("numbers")["lr"]
     assert demo_settings("numbers", lr=0.5)["lr"] == 0.5
+
+
+@pytest.mark.demo_full  # a minute or two each: pytest -m demo_full
+@pytest.mark.parametrize("task", ["numbers", "dates", "reverse"])
+def test_every_demo_task_reaches_its_exact_match_target(task):
+    from npseq.runs import DEMO_EPOCHS
+    run = TranslationRun.start(task=task, **demo_settings(task))
+    assert run.train(DEMO_EPOCHS[task], progress=False)
+    assert run.evaluate().exact_match >= 0.99
