@@ -9,7 +9,11 @@
 
 with the sinusoidal table :math:`P` (:func:`~npseq.functional.transformer.positional_encoding`) and the
 blocks of :mod:`npseq.nn.transformer`. The embeddings are scaled by :math:`\\sqrt D`, as in Vaswani
-et al. and d2l.
+et al. and d2l, and drawn from :math:`\\mathcal N(0, 1/D)`, as in Vaswani et al.'s code (tensor2tensor), so
+that the scaled embeddings have entries of the size of the positions'. d2l draws them from
+:math:`\\mathcal N(0, 1)`: scaled, they are then :math:`\\sqrt D` times larger than the positions, which
+drown; on ``reverse``, which copies by position, that costs most of the accuracy (0.69 exact match after
+10 epochs against 0.97 after 6).
 
 :class:`Transformer` is an :class:`~npseq.models.seq2seq.EncoderDecoder`, so the training loop, the
 loss, greedy and beam search, checkpoints and the command line take it as they take the recurrent
@@ -53,6 +57,7 @@ class _Embedder(Module):
         super().__init__()
         self.num_hiddens = num_hiddens
         self.embedding = Embedding(vocab_size, num_hiddens, rng=rng, dtype=dtype)
+        self.embedding.W.data *= self.embedding.W.dtype.type(1.0 / math.sqrt(num_hiddens))  # N(0, 1/D): see above
         self.dropout = Dropout(dropout, rng=rng)
         self.scale = math.sqrt(num_hiddens)
         # A fixed table, not a Parameter: it is neither trained nor saved.
