@@ -237,3 +237,13 @@ def test_demo_settings_for_the_transformer_are_run_settings():
         demo_settings("numbers", "lstm")
     assert isinstance(build_seq2seq(5, 5, **{key: settings[key] for key in ("model", "num_hiddens", "num_heads",
                                                                              "num_layers")}), EncoderDecoder)
+
+
+def test_npseq_demo_with_a_transformer_writes_per_head_maps(tmp_path, capsys):
+    assert main(["demo", "--model", "transformer", "--num-examples", "300", "--epochs", "1", "--out",
+                 str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "a Transformer (2 blocks, 4 heads)" in out and "attention_heads.png" in out
+    from matplotlib import image
+    pixels = image.imread(str(tmp_path / "numbers" / "attention_heads.png"))
+    assert pixels.shape[0] > 300 and pixels.shape[1] > 600  # two rows of four panels
