@@ -336,9 +336,11 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--model", choices=MODEL_KINDS,
                        help="rnn: a recurrent encoder-decoder (default); transformer: reads --num-hiddens, "
                             "--num-layers, --num-heads, --ffn-num-hiddens and --dropout")
-    model.add_argument("--num-heads", "--heads", type=positive(int, MAX_UNITS),
+    model.add_argument("--num-heads", type=positive(int, MAX_UNITS),
                        help=f"the Transformer's attention heads, a divisor of --num-hiddens "
                             f"(default: {defaults['num_heads']})")
+    # Short spellings as actions of their own, so that each flag's errors name the flag as it was typed.
+    model.add_argument("--heads", dest="num_heads", type=positive(int, MAX_UNITS), help="same as --num-heads")
     model.add_argument("--ffn-num-hiddens", type=positive(int, MAX_UNITS),
                        help=f"the Transformer's feed-forward size (default: {defaults['ffn_num_hiddens']})")
     model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
@@ -352,9 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
     model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
     model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
-    model.add_argument("--num-layers", "--layers", type=positive(int, MAX_LAYERS),
+    model.add_argument("--num-layers", type=positive(int, MAX_LAYERS),
                        help=f"recurrent layers, or the Transformer's blocks per side "
                             f"(default: {defaults['num_layers']})")
+    model.add_argument("--layers", dest="num_layers", type=positive(int, MAX_LAYERS), help="same as --num-layers")
     model.add_argument("--dropout", type=_probability, help=f"default: {defaults['dropout']}")
     model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
     optim = train.add_argument_group("optimisation (with --resume: taken from the checkpoint)")
