@@ -190,7 +190,8 @@ for task in TASKS:
 # ## What each head looks at
 #
 # For one held-out example per task, the cross-attention of every head in every decoder block
-# (one row of panels per block), next to the Bahdanau decoder's single map. The search keeps only
+# (one row of panels per block), next to the Bahdanau decoder's single map; then the encoder's
+# self-attention, every head of every block, which the Bahdanau model has no counterpart of. The search keeps only
 # the last block's heads averaged (the map `npseq translate --attention-png` draws);
 # `decode.head_attention` recovers every head by running the decoder's teacher-forced forward on
 # the search's own output, which equals the steps it took.
@@ -203,11 +204,16 @@ for task in TASKS:
     src_len, max_len = data.num_steps
     translation = translate(model, sentence, data.src_vocab, data.tgt_vocab, max_len, task=task,
                             src_max_len=src_len)
-    maps = head_attention(model, translation, data.src_vocab, data.tgt_vocab).cross
+    every = head_attention(model, translation, data.src_vocab, data.tgt_vocab)
+    maps = every.cross
     blocks, heads = maps.shape[:2]
     titles = [f"block {b + 1}, head {h + 1}" for b in range(blocks) for h in range(heads)]
     show(show_heatmaps(maps.reshape((blocks * heads,) + maps.shape[2:]), translation.source_tokens,
                        translation.attention_rows, figure_path(f"transformer_heads_{task}.png"), title=titles))
+    # The encoder's self-attention: what each source position reads while the source is encoded.
+    show(show_heatmaps(every.encoder.reshape((blocks * heads,) + every.encoder.shape[2:]), translation.source_tokens,
+                       translation.source_tokens, figure_path(f"transformer_encoder_heads_{task}.png"),
+                       title=[f"encoder {title}" for title in titles]))
     bahdanau = results[task, "bahdanau"][0].model
     rnn = translate(bahdanau, sentence, data.src_vocab, data.tgt_vocab, max_len, task=task, src_max_len=src_len)
     show(show_heatmaps(rnn.result.attention, rnn.source_tokens, rnn.attention_rows,
@@ -226,6 +232,10 @@ for task in TASKS:
 #   while those of the first block are more diffuse, some reading a word ahead or parking their
 #   weight on `<eos>` (a place to put attention when a head has nothing to add). The average of the
 #   last block's heads is what search keeps, and it looks like a Bahdanau map.
+# * The encoder's heads have no Bahdanau counterpart. In the demo model on `reverse`, the first
+#   block's are diffuse, and in the second block three of the four heads send the attention of the
+#   later source positions to `<eos>`, while one mostly keeps each early position on itself. One
+#   reading: a position learns where the sequence ends, which is what reversing needs to know.
 # * Speed: a Transformer's training step has no loop over time steps, but at model size 32 the
 #   per-step work is small either way. In one full-mode run (2-core Xeon, one BLAS thread) the GRU
 #   was the faster per token: on `reverse` 40,069 tokens/s against 34,068 (both 100% exact match,
