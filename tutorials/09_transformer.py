@@ -234,7 +234,7 @@ for task in TASKS:
 #   last block's heads is what search keeps, and it looks like a Bahdanau map.
 # * The encoder's heads have no Bahdanau counterpart. In the demo model on `reverse`, the first
 #   block's are diffuse, and in the second block three of the four heads send the attention of the
-#   later source positions to `<eos>`, while one mostly keeps each early position on itself. One
+#   later source positions to `<eos>`, one of them keeping the early positions on themselves. One
 #   reading: a position learns where the sequence ends, which is what reversing needs to know.
 # * Speed: a Transformer's training step has no loop over time steps, but at model size 32 the
 #   per-step work is small either way. In one full-mode run (2-core Xeon, one BLAS thread) the GRU
