@@ -10,7 +10,9 @@ score log P / L**0.75), and the mean BLEU of the two is compared.
 
 ``--model transformer`` trains d2l's Transformer instead (chapter "Transformer", the book's 2-block
 version): hidden 32, 2 blocks, 4 heads, feed-forward 64, dropout 0.1, post-norm, batch 64, num_steps 10,
-Adam with lr 0.005, clipping at 1, 200 epochs, the same data and loss. The last line is one row of the
+Adam with lr 0.005, clipping at 1, 200 epochs, the same data and loss. One difference: the embeddings
+start from N(0, 1/D), not d2l's N(0, 1) (see ``npseq.models.transformer``; the multi-head attention also
+has biases, as torch's and Vaswani et al.'s). The last line is one row of the
 table that compares the models: model, epochs, loss, mean BLEU of greedy and beam search, wall time.
 
     npseq data fetch fra-eng      # once: d2l's fra-eng.zip, SHA-1 checked, into npseq's cache
