@@ -898,6 +898,9 @@ def saved_training_settings(checkpoint, run: dict) -> dict:
     flags = {key: config[key] for key in model_keys if key != "input_feeding"}
     # Luong's local attention came later: a checkpoint without these keys used global attention.
     flags.update(attention=config.get("attention", "global"), window=config.get("window", 2))
+    # So did the Transformer: a checkpoint without these keys holds a recurrent model.
+    flags.update(model=config.get("model", "rnn"), num_heads=config.get("num_heads", 4),
+                 ffn_num_hiddens=config.get("ffn_num_hiddens", 64))
     flags.update({key: run[key] for key in run_keys if key != "num_steps"})
     flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
     return flags

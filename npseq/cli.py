@@ -49,16 +49,18 @@ def cmd_demo(args) -> int:
     if args.task == "captions":
         return cmd_captions_demo(args)
     from .decode import translate
-    from .runs import DEMO_EPOCHS, TranslationRun, demo_settings
+    from .runs import TranslationRun, demo_epochs, demo_settings
     from .viz import plot_history, show_heatmaps
     out = os.path.join(args.out, args.task)  # as the user wrote it: the paths printed read as they typed them
     output_dir(out)
     start = time.perf_counter()
-    epochs = args.epochs or DEMO_EPOCHS[args.task]
-    _say(f"npseq demo: a Bahdanau-attention GRU translator learns the built-in '{args.task}' task "
+    epochs = args.epochs or demo_epochs(args.task, args.model)
+    settings = demo_settings(args.task, args.model, num_examples=args.num_examples, seed=args.seed)
+    what = (f"a Transformer ({settings['num_layers']} blocks, {settings['num_heads']} heads)"
+            if args.model == "transformer" else "a Bahdanau-attention GRU")
+    _say(f"npseq demo: {what} translator learns the built-in '{args.task}' task "
          f"({epochs} epoch{'' if epochs == 1 else 's'}, seed {args.seed})")
-    run = TranslationRun.start(task=args.task, save=os.path.join(out, "model.npz"),
-                               **demo_settings(args.task, num_examples=args.num_examples, seed=args.seed))
+    run = TranslationRun.start(task=args.task, save=os.path.join(out, "model.npz"), **settings)
     corpus = run.corpus
     if not corpus.test_pairs:
         raise UsageError(f"--num-examples: {args.num_examples} examples leave no test pair to show the model "
@@ -75,19 +77,23 @@ def cmd_demo(args) -> int:
     _say("\nsample translations (greedy | beam 3):")
     src_len, max_len = corpus.num_steps
     options = dict(task=args.task, src_max_len=src_len)
-    heatmap = None
+    heatmaps = []
     for src, _ in corpus.test_pairs[:5]:
         sentence = corpus.text.detokenize_source(src)
         greedy = translate(run.model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, **options)
         beam = translate(run.model, sentence, corpus.src_vocab, corpus.tgt_vocab, max_len, "beam", beam_size=3,
                          **options)
         _say(f"  {sentence}  =>  {greedy.text}  |  {beam.text}")
-        if heatmap is None and greedy.result.attention is not None:
-            heatmap = show_heatmaps(greedy.result.attention, greedy.source_tokens, greedy.attention_rows,
-                                    os.path.join(out, "attention.png"), title=f"attention: {sentence}")
+        if not heatmaps and greedy.result.attention is not None:
+            heatmaps.append(show_heatmaps(greedy.result.attention, greedy.source_tokens, greedy.attention_rows,
+                                          os.path.join(out, "attention.png"), title=f"attention: {sentence}"))
+            if args.model == "transformer":
+                heatmaps.append(_head_heatmaps(run.model, greedy, corpus, os.path.join(out, "attention_heads.png")))
     curve = plot_history(run.history, os.path.join(out, "loss.png"), keys=("token_ce",), log_scale=True,
                          title=f"training on '{args.task}'")
-    _say(f"\nwrote {heatmap} (where the decoder looked), {curve} (the loss curve) and the model")
+    looked = " and ".join(heatmaps) + (" (where each head of each block looked)" if len(heatmaps) > 1
+                                       else " (where the decoder looked)")
+    _say(f"\nwrote {looked}, {curve} (the loss curve) and the model")
     _say(f"total wall time {time.perf_counter() - start:.1f} s")
     unseen = corpus.text.detokenize_source(corpus.test_pairs[min(5, len(corpus.test_pairs) - 1)][0])
     _say(f"\ntranslate a sentence it has not seen:\n  npseq translate "
@@ -118,6 +124,18 @@ def cmd_captions_demo(args) -> int:
     return 0
 
 
+def _head_heatmaps(model, translation, corpus, path: str) -> str:
+    """The cross-attention of every head of every decoder block for one greedy translation: one row of
+    panels per block (the first map of the demo averages the last block's heads)."""
+    from .decode import head_attention
+    from .viz import show_heatmaps
+    maps = head_attention(model, translation, corpus.src_vocab, corpus.tgt_vocab).cross
+    layers, heads = maps.shape[:2]
+    titles = [f"block {layer + 1}, head {head + 1}" for layer in range(layers) for head in range(heads)]
+    return show_heatmaps(maps.reshape((layers * heads,) + maps.shape[2:]), translation.source_tokens,
+                         translation.attention_rows, path, title=titles)
+
+
 # --------------------------------------------------------------------- train
 def cmd_train(args) -> int:
     from .runs import RUN_DEFAULTS, TranslationRun
@@ -130,7 +148,11 @@ def cmd_train(args) -> int:
         where = f" and {run.position.batches_done} batches" if run.position.batches_done else ""
         _say(f"resuming {args.resume} after epoch {run.epochs_done}{where}")
     with StopOnCtrlC() as ctrl_c:
-        _say(f"training a {run.config['decoder']} {run.config['cell'].upper()} encoder-decoder on "
+        config = run.config
+        what = (f"Transformer ({config['num_layers']} blocks, {config['num_heads']} heads)"
+                if config.get("model") == "transformer" else
+                f"{config['decoder']} {config['cell'].upper()} encoder-decoder")
+        _say(f"training a {what} on "
              f"{args.task or args.data}: {len(run.corpus.batches.arrays[0])} pairs, "
              f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}")
         if not run.train(args.epochs, progress=not args.no_progress, stop=lambda: ctrl_c.pressed):
@@ -251,10 +273,10 @@ def cmd_gradcheck(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from .data import TASKS, datasets
     from .decode import MAX_DECODE_LEN
-    from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, LuongAttentionDecoder
+    from .models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, MODEL_KINDS, LuongAttentionDecoder
     from .nn.loss import TRAINING_REDUCTIONS
     from .optim import OPTIMIZERS
-    from .runs import DEMO_EPOCHS, RUN_DEFAULTS
+    from .runs import RUN_DEFAULTS, demo_epochs
     parser = Parser(
         prog="npseq",
         description="Sequence models written by hand in NumPy: RNN, GRU, LSTM, attention, seq2seq.")
@@ -263,15 +285,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="train a small attention translator (or a captioner) on built-in data "
                                             "and show it",
-                               description="Train a Bahdanau-attention GRU on a built-in task, report test BLEU "
-                                           "and exact match, print sample translations and draw the attention; "
-                                           "with --task captions, train a GRU captioner on synthetic scenes and "
-                                           "draw them with their captions.")
+                               description="Train a Bahdanau-attention GRU (or a Transformer) on a built-in task, "
+                                           "report test BLEU and exact match, print sample translations and draw "
+                                           "the attention (a Transformer's: also per head and block); with --task "
+                                           "captions, train a GRU captioner on synthetic scenes and draw them with "
+                                           "their captions.")
     demo.add_argument("--task", choices=(*TASKS, "captions"), default="numbers",
                       help="a translation task, or 'captions': describe synthetic scenes")
+    demo.add_argument("--model", choices=MODEL_KINDS, default="rnn",
+                      help="rnn: a Bahdanau-attention GRU (default); transformer: a 2-block, 4-head Transformer "
+                           "(translation tasks)")
     demo.add_argument("--epochs", type=positive(int), default=None,
-                      help="default: " + ", ".join(f"{epochs} for {task}" for task, epochs in DEMO_EPOCHS.items())
-                      + ", 5 for captions")
+                      help="default: " + "; ".join(f"{model}: " + ", ".join(f"{demo_epochs(task, model)} for {task}"
+                                                                           for task in TASKS)
+                                                   for model in MODEL_KINDS) + "; 5 for captions")
     demo.add_argument("--num-examples", type=positive(int), default=None,
                       help="default: the whole task (10,000); for captions, 8,000 training scenes")
     demo.add_argument("--out", default="npseq-demo",
@@ -293,6 +320,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="default: 10 for --data, the task's own")
     source.add_argument("--batch-size", type=positive(int), help=f"default: {defaults['batch_size']}")
     model = train.add_argument_group("model (with --resume: taken from the checkpoint)")
+    model.add_argument("--model", choices=MODEL_KINDS,
+                       help="rnn: a recurrent encoder-decoder (default); transformer: reads --num-hiddens, "
+                            "--num-layers, --num-heads, --ffn-num-hiddens and --dropout")
+    model.add_argument("--num-heads", type=positive(int, MAX_UNITS),
+                       help=f"the Transformer's attention heads, a divisor of --num-hiddens "
+                            f"(default: {defaults['num_heads']})")
+    # Short spellings as actions of their own, so that each flag's errors name the flag as it was typed.
+    model.add_argument("--heads", dest="num_heads", type=positive(int, MAX_UNITS), help="same as --num-heads")
+    model.add_argument("--ffn-num-hiddens", type=positive(int, MAX_UNITS),
+                       help=f"the Transformer's feed-forward size (default: {defaults['ffn_num_hiddens']})")
     model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
     model.add_argument("--score", choices=["dot", "general", "concat"], help="Luong's score (default: general)")
     model.add_argument("--no-input-feeding", action="store_const", const=True, help="Luong without input feeding")
@@ -304,7 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
     model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
     model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
-    model.add_argument("--num-layers", type=positive(int, MAX_LAYERS), help=f"default: {defaults['num_layers']}")
+    model.add_argument("--num-layers", type=positive(int, MAX_LAYERS),
+                       help=f"recurrent layers, or the Transformer's blocks per side "
+                            f"(default: {defaults['num_layers']})")
+    model.add_argument("--layers", dest="num_layers", type=positive(int, MAX_LAYERS), help="same as --num-layers")
     model.add_argument("--dropout", type=probability, help=f"default: {defaults['dropout']}")
     model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
     optim = train.add_argument_group("optimisation (with --resume: taken from the checkpoint)")

@@ -554,3 +554,18 @@ def evaluate_translations(model, pairs, src_vocab, tgt_vocab, *, src_len: int, m
     hyps = [" ".join(tgt_vocab.to_tokens(ids)) for ids in outputs]
     refs = [" ".join(tgt) for _, tgt in pairs]
     return TranslationScores(corpus_bleu(hyps, refs) / 100.0, exact_match(hyps, refs))
+
+
+def head_attention(model, translation: Translation, src_vocab, tgt_vocab):
+    """Every head's attention in every block of a Transformer ``model`` behind one ``translation``.
+
+    The decoder reads ``<bos>`` and the output tokens before each step's (``L`` steps, as the rows of
+    ``translation.result.attention``); with the decoder's step equal to its teacher-forced forward, the
+    maps are those the search saw. Returns the model's :class:`~npseq.models.transformer.HeadMaps`
+    (``cross``: ``(blocks, heads, L, S)``, rows labelled by ``translation.attention_rows``).
+    """
+    if not hasattr(model, "head_maps"):
+        raise InvalidTypeError(f"model: expected a Transformer (per-head attention maps), got {type(model).__name__}")
+    src = backend.xp.asarray(src_vocab[translation.source_tokens])
+    tgt_in = backend.xp.asarray([tgt_vocab["<bos>"]] + translation.result.tokens[:translation.result.length - 1])
+    return model.head_maps(src, tgt_in)

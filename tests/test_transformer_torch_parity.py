@@ -230,3 +230,50 @@ def test_encoder_layer_matches_torch(norm_first, activation):
     for (dgamma, dbeta), norm in (((dgamma1, dbeta1), layer.norm1), ((dgamma2, dbeta2), layer.norm2)):
         close(dgamma, norm.weight.grad, "gamma")
         close(dbeta, norm.bias.grad, "beta")
+
+
+# ----------------------------------------------------------- the decoder block module
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_decoder_block_module_matches_torch_decoder_layer(norm):
+    """npseq.nn.TransformerDecoderBlock against torch.nn.TransformerDecoderLayer: causal self-attention,
+    cross-attention to a padded memory, the ReLU feed-forward network, three layer norms."""
+    from npseq.nn import TransformerDecoderBlock
+    embed, heads, hidden, n, t, s = 8, 2, 12, 3, 4, 5
+    rng = np.random.default_rng(7)
+    block = TransformerDecoderBlock(embed, hidden, heads, norm=norm, rng=1, dtype="float64")
+    for param in (block.norm1.gamma, block.norm2.gamma, block.norm3.gamma):
+        param.data[...] = 1 + 0.3 * rng.standard_normal(embed)
+    x, memory, lens = rng.standard_normal((n, t, embed)), rng.standard_normal((n, s, embed)), np.array([5, 3, 1])
+    dy = rng.standard_normal((n, t, embed))
+    y = block(x, memory, lens)
+    dx, dmemory = block.backward(dy)
+
+    def weights(attention):
+        return {name: getattr(attention, name).data for name in MULTIHEAD_PARAMS}
+    layer = torch.nn.TransformerDecoderLayer(embed, heads, hidden, dropout=0.0, batch_first=True,
+                                             norm_first=norm == "pre", dtype=torch.float64)
+    layer.self_attn = torch_mha(weights(block.self_attention), embed, heads)
+    layer.multihead_attn = torch_mha(weights(block.cross_attention), embed, heads)
+    with torch.no_grad():
+        for ours, theirs in ((block.ffn.W1, layer.linear1.weight), (block.ffn.W2, layer.linear2.weight)):
+            theirs.copy_(torch.tensor(ours.data.T))
+        layer.linear1.bias.copy_(torch.tensor(block.ffn.b1.data))
+        layer.linear2.bias.copy_(torch.tensor(block.ffn.b2.data))
+        for ours, theirs in ((block.norm1, layer.norm1), (block.norm2, layer.norm2), (block.norm3, layer.norm3)):
+            theirs.weight.copy_(torch.tensor(ours.gamma.data))
+            theirs.bias.copy_(torch.tensor(ours.beta.data))
+    tx, tmemory = tensor(x), tensor(memory)
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(t, dtype=torch.float64)
+    t_y = layer(tx, tmemory, tgt_mask=causal, memory_key_padding_mask=torch.tensor(np.arange(s) >= lens[:, None]))
+    (t_y * torch.tensor(dy)).sum().backward()
+
+    close(y, t_y, "y")
+    close(dx, tx.grad, "dx")
+    close(dmemory, tmemory.grad, "dmemory")
+    for attention, mha in ((block.self_attention, layer.self_attn), (block.cross_attention, layer.multihead_attn)):
+        theirs = torch_mha_grads(mha, embed)
+        for name in MULTIHEAD_PARAMS:
+            if name != "b_k":
+                close(getattr(attention, name).grad, theirs[name], name)
+    close(block.ffn.W1.grad, layer.linear1.weight.grad.numpy().T, "W1")
+    close(block.norm3.gamma.grad, layer.norm3.weight.grad, "gamma3")

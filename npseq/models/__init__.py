@@ -1,14 +1,21 @@
-"""Models built from :mod:`npseq.nn`: encoder–decoders (plain, Bahdanau, Luong), language models."""
-from .captioning import CONDITIONING_MODES, CaptioningRNN
-from .lm import RNNLM
-from .ngram import NGramLM
-from .seq2seq import (
-    CELLS,
+"""Models built from :mod:`npseq.nn`: encoder–decoders (plain, Bahdanau, Luong, Transformer), language models,
+a captioner."""
+from ..nn.recurrent import CELLS, make_rnn
+from .build import (
     DECODER_KINDS,
     DEMO_SETTINGS,
     MAX_LAYERS,
     MAX_UNITS,
     MAX_VOCAB_SIZE,
+    MODEL_KINDS,
+    TRANSFORMER_DEMO_SETTINGS,
+    build_seq2seq,
+    check_seq2seq_config,
+)
+from .captioning import CONDITIONING_MODES, CaptioningRNN
+from .lm import RNNLM
+from .ngram import NGramLM
+from .seq2seq import (
     Decoder,
     DecoderState,
     EncoderDecoder,
@@ -17,8 +24,12 @@ from .seq2seq import (
     Seq2SeqDecoder,
     Seq2SeqEncoder,
     StateBridge,
-    build_seq2seq,
-    check_seq2seq_config,
-    make_rnn,
     reorder_state,
+)
+from .transformer import (
+    MAX_POSITIONS,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderState,
+    TransformerEncoder,
 )

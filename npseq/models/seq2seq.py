@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import as_rng, check_ndim, check_probability, check_same_backend, check_shape, check_token_ids
-from ..errors import InvalidTypeError, InvalidValueError, LimitError
+from .._checks import as_rng, check_ndim, check_same_backend, check_shape, check_token_ids
+from ..errors import InvalidValueError
 from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, LocalAttention, Module
 from ..nn.attention import LOCAL_MODES
-from ..nn.recurrent import CELLS, make_rnn
+from ..nn.recurrent import make_rnn
 
 
 # ----------------------------------------------------------- state helpers
@@ -137,14 +137,22 @@ class DecoderState(NamedTuple):
     feed: Any = None
     step: int = 0
 
+    def reorder(self, indices) -> DecoderState:
+        """The state of the batch rows ``indices`` (the hidden state's batch is on axis 1)."""
+        def rows(array, axis=0):
+            return None if array is None else array.take(indices, axis=axis)
+        return DecoderState(map_state(lambda h: rows(h, 1), self.hidden), rows(self.enc_outputs),
+                            rows(self.enc_valid_lens), rows(self.context), rows(self.projected_keys),
+                            rows(self.feed), self.step)
 
-def reorder_state(state: DecoderState, indices) -> DecoderState:
-    """The state of the batch rows ``indices`` (beam search keeps the best hypotheses this way)."""
-    def rows(array, axis=0):
-        return None if array is None else array.take(indices, axis=axis)
-    return DecoderState(map_state(lambda h: rows(h, 1), state.hidden), rows(state.enc_outputs),
-                        rows(state.enc_valid_lens), rows(state.context), rows(state.projected_keys),
-                        rows(state.feed), state.step)
+
+def reorder_state(state, indices):
+    """The state of the batch rows ``indices`` (beam search keeps the best hypotheses this way).
+
+    ``state`` is any decoder's state with a ``reorder(indices)`` method: a :class:`DecoderState`, or the
+    Transformer's, whose per-block key and value caches move with their rows.
+    """
+    return state.reorder(indices)
 
 
 class _StepGrads:
@@ -516,114 +524,3 @@ class EncoderDecoder(Module):
     @property
     def attention_weights(self):
         return self.decoder.attention_weights
-
-
-
-DECODER_KINDS = ("plain", "bahdanau", "luong")
-# The model of `npseq demo` and the attention tutorials: one layer draws the clearest alignment on
-# the built-in tasks' short inputs and trains in seconds. Pass as build_seq2seq(..., **DEMO_SETTINGS).
-DEMO_SETTINGS = dict(decoder="bahdanau", cell="gru", embed_size=32, num_hiddens=64, num_layers=1, dropout=0.0)
-# Explicit caps on build_seq2seq's sizes: far above any model this engine trains in reasonable time,
-# low enough that a typo (or a tampered checkpoint config) fails with a message, not an exhausted memory.
-MAX_LAYERS = 64
-MAX_UNITS = 65536        # embed_size and num_hiddens
-MAX_VOCAB_SIZE = 2 ** 24
-
-
-def _as_dtype(dtype):
-    """``numpy.dtype(dtype)``, or ``None`` for something that names no dtype."""
-    try:
-        return backend.numpy.dtype(dtype)
-    except (TypeError, ValueError):
-        return None
-
-
-def _check_size(name: str, value, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name}: expected an int in [1, {maximum}], got {type(value).__name__} {value!r}")
-    if not 1 <= value <= maximum:
-        raise LimitError(f"{name}: expected an int in [1, {maximum}], got {value}")
-    return value
-
-
-def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "bahdanau",
-                         cell: str = "gru", embed_size: int = 32, num_hiddens: int = 32, num_layers: int = 2,
-                         dropout: float = 0.1, bidirectional: bool = False, score: str = "general",
-                         input_feeding: bool = True, attention: str = "global", window: int = 2, seed=0,
-                         dtype=None) -> int:
-    """Check :func:`build_seq2seq`'s arguments without building anything; return a lower bound on its
-    parameter count.
-
-    Sizes must be ints in ``[1, cap]`` (:data:`MAX_VOCAB_SIZE`, :data:`MAX_UNITS`,
-    :data:`MAX_LAYERS`), ``dropout`` a number in ``[0, 1)``, the choices known, the
-    flags bools, ``seed`` an int, a Generator or ``None``, ``dtype`` ``None``, ``"float32"``
-    or ``"float64"``; a local ``attention`` only with ``decoder="luong"``, its ``window`` an int in
-    ``[0, MAX_UNITS]`` (at least 1 for ``"local-p"``). The bound,
-
-    .. math:: (V_{src} + V_{tgt}) E + V_{tgt} H + L H^2,
-
-    counts the two embeddings, the output layer and one ``H x H`` recurrent matrix per
-    layer: every variant has at least these, so a caller holding saved weights can refuse
-    a config that describes a far larger model before allocating it.
-    """
-    _check_size("src_vocab_size", src_vocab_size, MAX_VOCAB_SIZE)
-    _check_size("tgt_vocab_size", tgt_vocab_size, MAX_VOCAB_SIZE)
-    _check_size("embed_size", embed_size, MAX_UNITS)
-    _check_size("num_hiddens", num_hiddens, MAX_UNITS)
-    _check_size("num_layers", num_layers, MAX_LAYERS)
-    for name, value, choices in (("decoder", decoder, DECODER_KINDS), ("cell", cell, CELLS),
-                                 ("score", score, LuongAttentionDecoder.SCORES)):
-        if value not in choices:
-            raise InvalidValueError(f"{name}: expected one of {choices}, got {value!r}")
-    if attention not in LuongAttentionDecoder.ATTENTIONS:
-        raise InvalidValueError(f"attention: expected one of {LuongAttentionDecoder.ATTENTIONS}, got {attention!r}")
-    if attention != "global" and decoder != "luong":
-        raise InvalidValueError(f"attention: {attention!r} is Luong's local attention, for decoder='luong' "
-                                f"only, got decoder={decoder!r}")
-    if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= MAX_UNITS:
-        raise InvalidTypeError(f"window: expected an int in [0, {MAX_UNITS}], got {window!r:.40}")
-    if attention == "local-p" and window < 1:
-        raise InvalidValueError(f"window: local-p needs at least 1 (its Gaussian has sigma = window / 2), got {window}")
-    check_probability("dropout", dropout, "a probability")
-    for name, value in (("bidirectional", bidirectional), ("input_feeding", input_feeding)):
-        if not isinstance(value, bool):
-            raise InvalidTypeError(f"{name}: expected a bool, got {type(value).__name__} {value!r}")
-    if not (seed is None or isinstance(seed, backend.numpy.random.Generator)
-            or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63)):
-        raise InvalidTypeError(f"seed: expected an int in [0, 2**63), a numpy.random.Generator or None, "
-                        f"got {type(seed).__name__} {seed!r:.40}")
-    if dtype is not None and _as_dtype(dtype) not in (backend.numpy.float32, backend.numpy.float64):
-        raise InvalidValueError(f"dtype: expected None, float32 or float64, got {dtype!r:.40}")
-    return ((src_vocab_size + tgt_vocab_size) * embed_size + tgt_vocab_size * num_hiddens
-            + num_layers * num_hiddens ** 2)
-
-
-def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "bahdanau", cell: str = "gru",
-                  embed_size: int = 32, num_hiddens: int = 32, num_layers: int = 2, dropout: float = 0.1,
-                  bidirectional: bool = False, score: str = "general", input_feeding: bool = True,
-                  attention: str = "global", window: int = 2, seed=0, dtype=None) -> EncoderDecoder:
-    """An :class:`EncoderDecoder` from plain settings (the defaults are d2l's Bahdanau model).
-
-    Every argument is a JSON-friendly value, so ``build_seq2seq(**config)`` rebuilds
-    a saved model's architecture from its checkpoint's config. ``score``,
-    ``input_feeding``, ``attention`` and ``window`` apply to ``decoder="luong"`` only. One generator seeded by
-    ``seed`` initialises encoder then decoder. The arguments are checked first
-    (:func:`check_seq2seq_config`, with its caps), so a bad one fails before any allocation.
-    """
-    check_seq2seq_config(src_vocab_size, tgt_vocab_size, decoder=decoder, cell=cell, embed_size=embed_size,
-                         num_hiddens=num_hiddens, num_layers=num_layers, dropout=dropout,
-                         bidirectional=bidirectional, score=score, input_feeding=input_feeding, attention=attention,
-                         window=window)
-    rng = as_rng(seed)
-    encoder = Seq2SeqEncoder(src_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, bidirectional,
-                             rng=rng, dtype=dtype)
-    size = encoder.output_size
-    if decoder == "plain":
-        dec = Seq2SeqDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, rng=rng, dtype=dtype)
-    elif decoder == "bahdanau":
-        dec = Seq2SeqAttentionDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, size,
-                                      rng=rng, dtype=dtype)
-    else:
-        dec = LuongAttentionDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, score,
-                                    input_feeding, size, attention=attention, window=window, rng=rng, dtype=dtype)
-    return EncoderDecoder(encoder, dec)

@@ -14,3 +14,11 @@ from .recurrent import (
     make_rnn,
     to_torch_state_dict,
 )
+from .transformer import (
+    KeyValueCache,
+    MultiHeadAttention,
+    PositionWiseFFN,
+    ResidualNorm,
+    TransformerDecoderBlock,
+    TransformerEncoderBlock,
+)

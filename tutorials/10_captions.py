@@ -203,7 +203,7 @@ for i, mode in enumerate(scores):
                f"{seconds[mode]:.0f} s", ha="center", va="bottom")
 right.set_ylim(0, 1.25)
 right.set_title("unseen scenes, greedy captions")
-path = figure_path("09_conditioning_modes.png")
+path = figure_path("10_conditioning_modes.png")
 figure.savefig(path, dpi=90)
 show(path)
 
@@ -215,7 +215,7 @@ show(path)
 shown = range(8)
 show(show_captioned_images([data.test.scenes[i].image for i in shown],
                            [scores["first_step"].captions[i] for i in shown],
-                           figure_path("09_captions.png"),
+                           figure_path("10_captions.png"),
                            references=[data.test.scenes[i].caption for i in shown]))
 
 # %% [markdown]
