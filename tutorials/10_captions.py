@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 9. Captioning: a language model conditioned on a vector
+# # 10. Captioning: a language model conditioned on a vector
 #
 # The language models of tutorials 3 and 4 continue a text from nothing but the text.
 # A *captioning* model writes a sentence about something else, an image, which it sees as a
