@@ -62,9 +62,10 @@ def test_evaluation_scores_a_task_and_the_demo_settings_are_run_settings():
 
 
 @pytest.mark.demo_full  # a minute or two each: pytest -m demo_full
+@pytest.mark.parametrize("model", ["rnn", "transformer"])
 @pytest.mark.parametrize("task", ["numbers", "dates", "reverse"])
-def test_every_demo_task_reaches_its_exact_match_target(task):
-    from npseq.runs import DEMO_EPOCHS
-    run = TranslationRun.start(task=task, **demo_settings(task))
-    assert run.train(DEMO_EPOCHS[task], progress=False)
+def test_every_demo_task_reaches_its_exact_match_target(task, model):
+    from npseq.runs import demo_epochs
+    run = TranslationRun.start(task=task, **demo_settings(task, model))
+    assert run.train(demo_epochs(task, model), progress=False)
     assert run.evaluate().exact_match >= 0.99
