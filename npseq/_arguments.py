@@ -10,8 +10,16 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 
 from .errors import UserError
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports after Ctrl-C
+
+
+def say(*parts, file=None) -> None:
+    """Print a line of a command's output now (flushed: progress bars and pipes see lines in order)."""
+    print(*parts, file=file or sys.stdout, flush=True)
 
 
 class UsageError(UserError):

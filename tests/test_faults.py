@@ -455,13 +455,13 @@ def test_ctrl_c_of_a_real_process_then_resume_is_exact(tmp_path, capsys):
 # Runs one npseq command, printing "started" on stderr as the command begins its work, so that the test
 # sends its signal while the command runs, however busy the machine.
 ANNOUNCE_START = """
-import sys, npseq.cli as cli
-name = "cmd_" + sys.argv[1]
-real = getattr(cli, name)
+import importlib, sys, npseq.cli as cli
+command = importlib.import_module("npseq.commands." + sys.argv[1])
+real = command.run
 def started(args):
     print("started", file=sys.stderr, flush=True)
     return real(args)
-setattr(cli, name, started)
+command.run = started
 sys.exit(cli.main(sys.argv[1:]))
 """
 
@@ -682,7 +682,7 @@ def test_the_memory_limit_leaves_room_for_real_work(checkpoint, tmp_path):
 
 
 def test_user_errors_are_one_family():
-    from npseq.cli import UsageError
+    from npseq._arguments import UsageError
     from npseq.errors import LimitError, TrainingDiverged
     for error in (CheckpointError, UsageError, LimitError, TrainingDiverged):
         assert issubclass(error, UserError)

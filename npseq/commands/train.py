@@ -1,0 +1,112 @@
+"""``npseq train``: an encoder-decoder on a built-in task or a corpus file, saved after every epoch, resumable
+exactly (the run itself is :class:`npseq.runs.TranslationRun`)."""
+from __future__ import annotations
+
+import sys
+
+from .._arguments import EXIT_INTERRUPTED, clip_norm, existing_file, new_file_path, number, positive, probability, say
+
+HELP = "train an encoder-decoder on a task or a corpus file"
+
+
+def add_arguments(parser) -> None:
+    """The options of ``npseq train``."""
+    from ..data import TASKS, datasets
+    from ..decode import MAX_DECODE_LEN
+    from ..models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, MODEL_KINDS, LuongAttentionDecoder
+    from ..nn.loss import TRAINING_REDUCTIONS
+    from ..optim import OPTIMIZERS
+    from ..runs import RUN_DEFAULTS
+    source = parser.add_argument_group("data")
+    source.add_argument("--task", choices=TASKS, help="a built-in task")
+    source.add_argument("--data", type=datasets.data_file,
+                        help="a tab-separated parallel corpus (e.g. fra.txt), or a fetched dataset's name (fra-eng)")
+    # The run-shaping flags default to None: with --resume, a flag left out is taken from the checkpoint,
+    # and one given must agree with it; otherwise None means RUN_DEFAULTS' value.
+    defaults = RUN_DEFAULTS
+    source.add_argument("--num-examples", type=positive(int), default=None)
+    source.add_argument("--num-steps", type=positive(int, MAX_DECODE_LEN), default=None,
+                        help="default: 10 for --data, the task's own")
+    source.add_argument("--batch-size", type=positive(int), help=f"default: {defaults['batch_size']}")
+    model = parser.add_argument_group("model (with --resume: taken from the checkpoint)")
+    model.add_argument("--model", choices=MODEL_KINDS,
+                       help="rnn: a recurrent encoder-decoder (default); transformer: reads --num-hiddens, "
+                            "--num-layers, --num-heads, --ffn-num-hiddens and --dropout")
+    model.add_argument("--num-heads", type=positive(int, MAX_UNITS),
+                       help=f"the Transformer's attention heads, a divisor of --num-hiddens "
+                            f"(default: {defaults['num_heads']})")
+    # Short spellings as actions of their own, so that each flag's errors name the flag as it was typed.
+    model.add_argument("--heads", dest="num_heads", type=positive(int, MAX_UNITS), help="same as --num-heads")
+    model.add_argument("--ffn-num-hiddens", type=positive(int, MAX_UNITS),
+                       help=f"the Transformer's feed-forward size (default: {defaults['ffn_num_hiddens']})")
+    model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
+    model.add_argument("--score", choices=["dot", "general", "concat"], help="Luong's score (default: general)")
+    model.add_argument("--no-input-feeding", action="store_const", const=True, help="Luong without input feeding")
+    model.add_argument("--attention", choices=LuongAttentionDecoder.ATTENTIONS,
+                       help="Luong's global attention (default) or local attention on a window: local-m centres it on "
+                            "the step, local-p on a predicted position")
+    model.add_argument("--window", type=number(int, "an int >= 0", lambda v: 0 <= v <= MAX_UNITS),
+                       help="half-width D of the local window, 2D + 1 positions (default: 2)")
+    model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
+    model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
+    model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
+    model.add_argument("--num-layers", type=positive(int, MAX_LAYERS),
+                       help=f"recurrent layers, or the Transformer's blocks per side "
+                            f"(default: {defaults['num_layers']})")
+    model.add_argument("--layers", dest="num_layers", type=positive(int, MAX_LAYERS), help="same as --num-layers")
+    model.add_argument("--dropout", type=probability, help=f"default: {defaults['dropout']}")
+    model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
+    optim = parser.add_argument_group("optimisation (with --resume: taken from the checkpoint)")
+    optim.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help=f"default: {defaults['optimizer']}")
+    optim.add_argument("--lr", type=positive(float), help=f"default: {defaults['lr']}")
+    optim.add_argument("--clip", type=clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
+    optim.add_argument("--loss", choices=TRAINING_REDUCTIONS,
+                       help="reduction of the masked cross-entropy (default d2l's)")
+    optim.add_argument("--epochs", type=positive(int), default=250, help="the total, resumed epochs included")
+    optim.add_argument("--seed", type=int, help="default: 0")
+    run = parser.add_argument_group("checkpoints")
+    run.add_argument("--save", type=new_file_path,
+                     help="checkpoint path (.npz), written after every epoch and on Ctrl-C")
+    run.add_argument("--force", action="store_true",
+                     help="let --save replace a file that is not a checkpoint or is an input of the run")
+    run.add_argument("--resume", type=existing_file, help="continue the run saved in this checkpoint")
+    run.add_argument("--no-progress", action="store_true")
+
+
+def run(args) -> int:
+    from ..runs import RUN_DEFAULTS, TranslationRun
+    from ..train import StopOnCtrlC
+    given = {key: getattr(args, key) for key in RUN_DEFAULTS}
+    source = dict(task=args.task, data=args.data, save=args.save, force=args.force)
+    run = TranslationRun.resume(args.resume, **source, **given) if args.resume else TranslationRun.start(**source,
+                                                                                                        **given)
+    if args.resume:
+        where = f" and {run.position.batches_done} batches" if run.position.batches_done else ""
+        say(f"resuming {args.resume} after epoch {run.epochs_done}{where}")
+    with StopOnCtrlC() as ctrl_c:
+        config = run.config
+        what = (f"Transformer ({config['num_layers']} blocks, {config['num_heads']} heads)"
+                if config.get("model") == "transformer" else
+                f"{config['decoder']} {config['cell'].upper()} encoder-decoder")
+        say(f"training a {what} on "
+             f"{args.task or args.data}: {len(run.corpus.batches.arrays[0])} pairs, "
+             f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}")
+        if not run.train(args.epochs, progress=not args.no_progress, stop=lambda: ctrl_c.pressed):
+            if not args.save:
+                say("\ninterrupted (no --save was given, so nothing was kept)", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            batches = run.position.batches_done
+            where = (f" plus {batches} of {len(run.corpus.batches)} batches of epoch {run.epochs_done + 1}"
+                     if batches else "")
+            say(f"\ninterrupted: the checkpoint of epoch {run.epochs_done}{where} is in {args.save}; "
+                 f"continue with --resume {args.save}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+    history = run.history
+    say(f"epoch {args.epochs}: loss {history.loss[-1]:.4f}, per-token cross-entropy {history.token_ce[-1]:.4f}"
+         + (f", d2l metric {history.d2l_metric[-1]:.4f}" if run.settings["loss"] == "d2l" else ""))
+    scores = run.evaluate()
+    if scores is not None:
+        say(f"test: BLEU {scores.bleu:.3f}, exact match {scores.exact_match:.1%}")
+    if args.save:
+        say(f"saved {args.save}")
+    return 0

@@ -1,0 +1,76 @@
+"""``npseq translate``: sentences through a saved model, greedy or beam, with the words it cannot read named."""
+from __future__ import annotations
+
+import os
+import sys
+
+from .._arguments import UsageError, existing_file, positive, say
+
+HELP = "translate sentences with a saved model"
+# A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
+# beam no longer changes translations, so the command caps it where memory stays small.
+MAX_BEAM_SIZE = 256
+
+
+def add_arguments(parser) -> None:
+    """The options of ``npseq translate``."""
+    from ..decode import MAX_DECODE_LEN
+    parser.add_argument("checkpoint", type=existing_file)
+    parser.add_argument("sentences", nargs="*", help="sentences (default: one per line on stdin)")
+    parser.add_argument("--beam", type=positive(int, MAX_BEAM_SIZE), default=1, help="beam size (1: greedy)")
+    parser.add_argument("--alpha", type=float, default=0.75, help="length penalty exponent of beam search")
+    parser.add_argument("--max-len", type=positive(int, MAX_DECODE_LEN), default=None,
+                        help="most output tokens (default: the trained length)")
+    parser.add_argument("--attention-png", help="draw the attention of each sentence to this PNG")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse sentences with words outside the vocabulary (exit 2) instead of warning")
+
+
+def _unknown_words_line(sentence: str, unknown: list) -> str:
+    def described(entry):
+        notes = ([entry.hint] if entry.hint else []) + (
+            [f"nearest known: {', '.join(map(repr, entry.nearest))}"] if entry.nearest else [])
+        return repr(entry.word) + (f" ({'; '.join(notes)})" if notes else "")
+    return f"not in the vocabulary, read as <unk>: {', '.join(map(described, unknown))} (in {sentence!r})"
+
+
+def run(args) -> int:
+    from ..checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
+    from ..data import unknown_words
+    from ..data.translation import DEFAULT_FILE_STEPS
+    from ..decode import translate
+    from ..viz import show_heatmaps
+    if args.attention_png:
+        check_not_an_input("--attention-png", args.attention_png, {"checkpoint": args.checkpoint})
+    checkpoint = load_checkpoint(args.checkpoint)
+    saved = saved_training_run(checkpoint)
+    if "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:
+        raise UsageError(f"checkpoint: {args.checkpoint} holds no source and target vocabularies")
+    src_vocab, tgt_vocab = checkpoint.vocabs["src"], checkpoint.vocabs["tgt"]
+    model = seq2seq_from_checkpoint(checkpoint)
+    task = saved.get("task")
+    src_max_len, max_len = saved.get("num_steps") or [DEFAULT_FILE_STEPS, DEFAULT_FILE_STEPS]
+    max_len = args.max_len or max_len
+    sentences = args.sentences or [line for line in sys.stdin.read().splitlines() if line.strip()]
+    if not sentences:
+        raise UsageError("no sentence to translate: pass sentences as arguments or one per line on stdin")
+    unknown = {sentence: unknown_words(sentence, src_vocab, task) for sentence in sentences}
+    if args.strict:
+        for sentence, words in unknown.items():
+            if words:  # refused before any output, so a script sees all or nothing
+                raise UsageError(f"--strict: {_unknown_words_line(sentence, words)}")
+    model.eval()
+    for i, sentence in enumerate(sentences):
+        if unknown[sentence]:
+            say(f"npseq translate: {_unknown_words_line(sentence, unknown[sentence])}", file=sys.stderr)
+        search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
+        translation = translate(model, sentence, src_vocab, tgt_vocab, max_len, task=task, src_max_len=src_max_len,
+                                **search)
+        say(f"{sentence} => {translation.text}")
+        if args.attention_png and translation.result.attention is not None:
+            root, ext = os.path.splitext(args.attention_png)
+            path = args.attention_png if len(sentences) == 1 else f"{root}-{i + 1}{ext or '.png'}"
+            show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
+                          path, title=sentence)
+            say(f"  attention: {path}")
+    return 0
