@@ -110,16 +110,11 @@ def corpus_path() -> str:
     """``--data`` (a file, or a dataset name resolved to its cached file), else ``$NPSEQ_FRA``, else the cache;
     when none of them has the corpus, exit saying how to get it. Found by the installed npseq, whichever
     versions are compared."""
-    from npseq.data.datasets import data_file, find_dataset, how_to_get
-    if ARGS.data is None:
-        found = find_dataset("fra-eng")
-        if found is None:
-            sys.exit(f"bench_ab: no fra-eng corpus; {how_to_get('fra-eng')}, or pass --data PATH")
-        return str(found)
+    from npseq.data.datasets import DatasetMissing, corpus_file
     try:
-        return data_file(ARGS.data)
-    except argparse.ArgumentTypeError as exc:
-        sys.exit(f"bench_ab: --data: {exc}")
+        return corpus_file(ARGS.data)
+    except DatasetMissing as exc:
+        sys.exit(f"bench_ab: {exc}")
 
 
 def main():

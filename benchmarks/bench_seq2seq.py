@@ -65,7 +65,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from npseq.data import load_data_nmt  # noqa: E402
-from npseq.data.datasets import data_file, find_dataset, how_to_get  # noqa: E402
+from npseq.data.datasets import DatasetMissing, corpus_file  # noqa: E402
 from npseq.models import build_seq2seq  # noqa: E402
 from npseq.nn import MaskedSoftmaxCELoss, to_torch_state_dict  # noqa: E402
 from npseq.optim import Adam, clip_grad_norm  # noqa: E402
@@ -350,15 +350,10 @@ def draw_curves(curves_by_hidden, path):
 def corpus_path() -> str:
     """``--data`` (a file, or a dataset name resolved to its cached file), else ``$NPSEQ_FRA``, else the cache;
     when none of them has the corpus, exit saying how to get it."""
-    if ARGS.data is None:
-        found = find_dataset("fra-eng")
-        if found is None:
-            sys.exit(f"bench_seq2seq: no fra-eng corpus; {how_to_get('fra-eng')}, or pass --data PATH")
-        return str(found)
     try:
-        return data_file(ARGS.data)
-    except argparse.ArgumentTypeError as exc:
-        sys.exit(f"bench_seq2seq: --data: {exc}")
+        return corpus_file(ARGS.data)
+    except DatasetMissing as exc:
+        sys.exit(f"bench_seq2seq: {exc}")
 
 
 def print_scale_table(rows):

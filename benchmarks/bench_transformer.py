@@ -45,7 +45,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from npseq.data import load_data_nmt  # noqa: E402
-from npseq.data.datasets import data_file, find_dataset, how_to_get  # noqa: E402
+from npseq.data.datasets import DatasetMissing, corpus_file  # noqa: E402
 from npseq.grad_mode import no_grad  # noqa: E402
 from npseq.models import build_seq2seq  # noqa: E402
 from npseq.nn import MaskedSoftmaxCELoss  # noqa: E402
@@ -200,9 +200,10 @@ def cpu_model() -> str:
 def main():
     import torch
     torch.set_num_threads(ARGS.threads)
-    path = data_file(ARGS.data) if ARGS.data else os.environ.get("NPSEQ_FRA") or find_dataset("fra-eng")
-    if not path:
-        sys.exit(f"no corpus: {how_to_get('fra-eng')}")
+    try:
+        path = corpus_file(ARGS.data)
+    except DatasetMissing as exc:
+        sys.exit(f"bench_transformer: {exc}")
     batches, src_vocab, tgt_vocab = load_data_nmt(64, 10, 600, path=path)
     batches = list(batches)
     bos = tgt_vocab["<bos>"]

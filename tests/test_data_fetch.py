@@ -340,3 +340,18 @@ def test_data_home_defaults_to_the_user_cache(monkeypatch, tmp_path):
     monkeypatch.delenv("NPSEQ_DATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     assert datasets.data_home() == tmp_path / ".cache" / "npseq"
+
+
+def test_corpus_file_takes_data_then_the_environment_then_the_cache(tmp_path, monkeypatch):
+    from npseq.data.datasets import DatasetMissing, corpus_file
+    monkeypatch.setenv("NPSEQ_DATA", str(tmp_path / "cache"))
+    monkeypatch.delenv("NPSEQ_FRA", raising=False)
+    with pytest.raises(DatasetMissing, match="no fra-eng corpus: get it with `npseq data fetch fra-eng`.*--data PATH"):
+        corpus_file()
+    with pytest.raises(DatasetMissing, match="--data: no such file: missing.txt"):
+        corpus_file("missing.txt")
+    given = tmp_path / "pairs.txt"
+    given.write_text("go .\tva !\n", encoding="utf-8")
+    assert corpus_file(str(given)) == str(given)
+    monkeypatch.setenv("NPSEQ_FRA", str(given))
+    assert corpus_file() == str(given)

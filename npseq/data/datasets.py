@@ -45,7 +45,7 @@ from pathlib import Path
 from ..errors import InvalidValueError, LimitError, UserError
 
 __all__ = ["DATASETS", "DATA_URL", "Dataset", "DatasetMissing", "FetchError", "ChecksumMismatch", "data_home",
-           "cached_file", "dataset_path", "fetch_dataset", "find_dataset", "how_to_get", "data_file"]
+           "cached_file", "corpus_file", "dataset_path", "fetch_dataset", "find_dataset", "how_to_get", "data_file"]
 
 DATA_URL = "http://d2l-data.s3-accelerate.amazonaws.com/"
 """d2l's data server (``d2l.DATA_URL``)."""
@@ -147,6 +147,24 @@ def find_dataset(name: str) -> Path | None:
     given = os.environ.get(entry.env_var)
     path = Path(given).expanduser() if given else cached_file(name)
     return path if path.is_file() else None
+
+
+def corpus_file(data: str | None = None, name: str = "fra-eng") -> str:
+    """The corpus a benchmark or script reads: ``data`` when given (a file, or a dataset name resolved to its
+    cached file, as :func:`data_file`), else :func:`find_dataset` (its environment variable, else the cache).
+
+    Raises:
+        DatasetMissing: none of them has it; the one-line message says how to get it.
+    """
+    if data is None:
+        found = find_dataset(name)
+        if found is None:
+            raise DatasetMissing(f"no {name} corpus: {how_to_get(name)}, or pass --data PATH")
+        return str(found)
+    try:
+        return data_file(data)
+    except argparse.ArgumentTypeError as exc:
+        raise DatasetMissing(f"--data: {exc}") from None
 
 
 def data_file(text: str) -> str:
