@@ -24,6 +24,13 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose
 
 
 # ------------------------------------------------------------------- parser
+def _add_command(commands, name: str, command) -> None:
+    """Register a subcommand module: its ``HELP``, ``DESCRIPTION`` (if any), ``add_arguments`` and ``run``."""
+    subparser = commands.add_parser(name, help=command.HELP, description=getattr(command, "DESCRIPTION", None))
+    command.add_arguments(subparser)
+    subparser.set_defaults(run=command.run)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .data import datasets
     parser = Parser(
@@ -31,31 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Sequence models written by hand in NumPy: RNN, GRU, LSTM, attention, seq2seq.")
     parser.add_argument("--version", action="version", version=f"npseq {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    from . import exercises, grade, tutorials
     from .commands import demo, gradcheck, lm, train, translate
     for name, command in (("demo", demo), ("train", train), ("translate", translate), ("lm", lm),
-                          ("gradcheck", gradcheck)):
-        subparser = commands.add_parser(name, help=command.HELP, description=getattr(command, "DESCRIPTION", None))
-        command.add_arguments(subparser)
-        subparser.set_defaults(run=command.run)
-    from . import exercises, grade, tutorials
-    grading = commands.add_parser("grade", help="grade a learner's backward exercises against finite differences",
-                                  description=grade.DESCRIPTION)
-    grade.add_arguments(grading)
-    grading.set_defaults(run=grade.run)
-    handout = commands.add_parser("exercises", help="write a hand-out of the backward exercises",
-                                  description=exercises.DESCRIPTION)
-    exercises.add_arguments(handout)
-    handout.set_defaults(run=exercises.run)
+                          ("gradcheck", gradcheck), ("grade", grade), ("exercises", exercises)):
+        _add_command(commands, name, command)
     data = commands.add_parser("data", help="get a dataset by name (d2l's fra-eng) into npseq's cache")
     data_commands = data.add_subparsers(dest="data_command", metavar="ACTION", required=True, parser_class=Parser)
-    fetch = data_commands.add_parser("fetch", help="download a dataset, check its SHA-1, unpack it into the cache",
-                                     description=datasets.DESCRIPTION)
-    datasets.add_arguments(fetch)
-    fetch.set_defaults(run=datasets.run)
-    notebooks = commands.add_parser("tutorials", help="write the tutorials as Jupyter notebooks (and run them)",
-                                    description=tutorials.DESCRIPTION)
-    tutorials.add_arguments(notebooks)
-    notebooks.set_defaults(run=tutorials.run)
+    _add_command(data_commands, "fetch", datasets)
+    _add_command(commands, "tutorials", tutorials)
     for subparser in commands.choices.values():
         subparser.set_defaults(command_parser=subparser)
     return parser

@@ -244,6 +244,7 @@ def _readme(names: list, functions: list, hints: bool) -> str:
     return "\n".join(lines)
 
 
+HELP = "write a hand-out of the backward exercises"
 DESCRIPTION = ("Write a hand-out of the backpropagation exercises: the skeleton file, a README with each "
                "exercise's equations, and the command that grades it.")
 

@@ -1088,6 +1088,7 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
 
 
 # ------------------------------------------------------------------------ CLI
+HELP = "grade a learner's backward exercises against finite differences"
 DESCRIPTION = ("Grade the backward functions in a course exercise file against finite differences and npseq's "
                "own backward, each in a child process with a time limit. Exit code 0 when every function is "
                "correct, 1 when some are not, 2 when the file cannot be graded.")

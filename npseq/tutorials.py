@@ -178,6 +178,7 @@ def _failed_cell(notebook, exc) -> str:
     return str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
 
 
+HELP = "write the tutorials as Jupyter notebooks (and run them)"
 DESCRIPTION = ("Write the tutorials as Jupyter notebooks into a folder they run from (with their helper "
                "module), and optionally run them. Needs the notebooks extra: " + INSTALL_HINT + ".")
 

@@ -348,6 +348,7 @@ def fetch_dataset(name: str, url: str | None = None, source=None, *, progress: b
 
 
 # --------------------------------------------------------------- the command
+HELP = "download a dataset, check its SHA-1, unpack it into the cache"
 DESCRIPTION = ("Download a dataset npseq knows by name into the cache ($NPSEQ_DATA, default ~/.cache/npseq), "
                "check its SHA-1 as d2l's DATA_HUB does and unpack it; or register a copy you already have "
                "(--from FILE). Then `npseq train --data NAME` finds it. Datasets: "
