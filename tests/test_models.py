@@ -140,6 +140,91 @@ def test_step_by_step_equals_the_teacher_forced_forward():
             np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12)
 
 
+@pytest.mark.parametrize("lens", [[2, 1, 2], [0, 1, 0], [0, 0, 0], [4, 4, 4]])
+def test_bahdanau_attends_only_over_the_keys_in_view(lens):
+    # forward cuts the keys to the first max(lens) (at least one); step, which greedy and beam
+    # search call, sees them all: both must give the same logits and weights, exact zeros included.
+    model = build("bahdanau", "lstm")
+    src, tgt_in, _ = batch(9)
+    lens = np.array(lens)
+    logits = model(src, tgt_in, lens)
+    weights = model.attention_weights
+    model.clear_caches()
+    assert weights.shape == (3, 3, 4)
+    with npseq.no_grad():
+        state = model.encode(src, lens)
+        for t in range(tgt_in.shape[1]):
+            step_logits, state, step_weights = model.decoder.step(tgt_in[:, t], state)
+            np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12)
+            np.testing.assert_allclose(step_weights, weights[:, t], rtol=1e-12, atol=0)
+    for n, length in enumerate(lens):
+        assert not weights[n, :, length:].any()
+
+
+def _gradients(model, src, tgt_in, lens, dlogits):
+    model.zero_grad()
+    model(src, tgt_in, lens)
+    model.backward(dlogits)
+    assert all(m.num_pending == 0 for m in model.modules())
+    return [p.grad.copy() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("decoder, cell", [("bahdanau", "gru"), ("bahdanau", "lstm"), ("plain", "gru")])
+def test_the_keys_out_of_view_get_the_same_gradients(decoder, cell):
+    model = build(decoder, cell)
+    src, tgt_in, _ = batch(10)
+    lens = np.array([2, 1, 2])  # two of the four keys are out of view
+    dlogits = np.random.default_rng(1).standard_normal((3, 3, V_TGT))
+    cut = _gradients(model, src, tgt_in, lens, dlogits)
+    model.decoder._keys_in_view = lambda state: state  # attend over all four keys
+    whole = _gradients(model, src, tgt_in, lens, dlogits)
+    for a, b in zip(cut, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+class _LastStepsCut(npseq.nn.Module):
+    """The model with its logits zeroed from step ``keep`` on: what a masked loss does to padded targets."""
+
+    def __init__(self, model, keep):
+        super().__init__()
+        self.model, self.keep = model, keep
+
+    def forward(self, src, tgt_in, src_valid_lens):
+        logits = self.model(src, tgt_in, src_valid_lens).copy()
+        logits[:, self.keep:] = 0
+        return logits
+
+    def backward(self, dlogits):
+        dlogits = dlogits.copy()
+        dlogits[:, self.keep:] = 0
+        return self.model.backward(dlogits)
+
+
+@pytest.mark.parametrize("decoder, cell", [("bahdanau", "gru"), ("bahdanau", "lstm"), ("plain", "rnn")])
+@pytest.mark.parametrize("keep", [0, 1, 3])
+def test_the_steps_without_gradient_are_skipped_exactly(decoder, cell, keep, monkeypatch):
+    model = build(decoder, cell)
+    for name, param in model.named_parameters():
+        param.data *= 5.0 if "attention" in name else 2.0
+    src, tgt_in, lens = batch(11, n=2, s=3, t=4)
+    cut = _LastStepsCut(model, keep)
+    report = check_module(cut, {"src": src, "tgt_in": tgt_in, "src_valid_lens": lens[:2]}, h=1e-3, order=4)
+    assert report.ok, report
+    dlogits = np.random.default_rng(2).standard_normal((2, 4, V_TGT))
+    dlogits[:, keep:] = 0
+    walked = []
+    step_backward = model.decoder._step_backward
+    monkeypatch.setattr(model.decoder, "_step_backward",
+                        lambda *args: walked.append(1) or step_backward(*args))
+    skipped = _gradients(model, src, tgt_in, lens[:2], dlogits)
+    assert len(walked) == keep
+    monkeypatch.setattr(model.decoder, "discards_zero_steps", False)
+    every_step = _gradients(model, src, tgt_in, lens[:2], dlogits)
+    assert len(walked) == keep + 4
+    for a, b in zip(skipped, every_step):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
 def test_reorder_state_picks_batch_rows():
     model = build("luong-concat", "lstm")
     src, _, lens = batch(6)

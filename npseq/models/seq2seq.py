@@ -172,6 +172,17 @@ class _DecoderCall(NamedTuple):
     teacher_forced: bool  # embedding and output layer ran once over all steps (no scheduled sampling)
 
 
+def _steps_with_gradient(dlogits) -> int:
+    """How many leading steps of ``dlogits`` ``(N, T, V)`` the backward must walk: one past the last
+    step with a nonzero entry (0 if there is none). On a device every step counts, since finding
+    the last one would stop the device to read it."""
+    xp = backend.get_array_module(dlogits)
+    if xp is not backend.numpy:
+        return dlogits.shape[1]
+    nonzero = (dlogits != 0).any(axis=(0, 2))
+    return int(nonzero.nonzero()[0][-1]) + 1 if nonzero.any() else 0
+
+
 class Decoder(Module):
     """Shared machinery: embed a token, run one recurrent step, project to the vocabulary.
 
@@ -191,6 +202,16 @@ class Decoder(Module):
     ``backward(dlogits) -> (denc_outputs, denc_state)``.
     ``step(tokens, state) -> (logits (N, V), state, weights (N, S) or None)`` is one step,
     for greedy and beam search (under ``no_grad``).
+
+    Two shortcuts skip work whose result is exactly zero, as packed sequences do for the
+    encoder (a subclass opts in through ``_keys_in_view`` and ``discards_zero_steps``):
+
+    * *keys nobody sees*: past every source sentence's end, ``max(enc_valid_lens)``, the
+      masked softmax gives every weight exactly 0, so the whole-sequence ``forward``
+      attends over the keys before it only and pads the weights with zeros;
+    * *steps without gradient*: when ``dlogits`` is zero from step ``t`` on (a masked
+      loss over padded targets), every gradient of those steps is zero too, so
+      ``backward`` drops their caches and starts at step ``t - 1``.
     """
 
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int, dropout: float,
@@ -226,6 +247,7 @@ class Decoder(Module):
         xp = backend.get_array_module(tgt_in)
         n, num_steps = tgt_in.shape
         initial = state
+        state = self._keys_in_view(state)
         weights = []
         teacher_forced = sampling_ratio == 0
         if teacher_forced:
@@ -247,9 +269,19 @@ class Decoder(Module):
                 logits.append(logits_t)
                 weights.append(weights_t)
             logits = xp.stack(logits, axis=1)
-        self.attention_weights = None if weights[0] is None else xp.stack(weights, axis=1)
+        self.attention_weights = None if weights[0] is None else self._all_keys(xp.stack(weights, axis=1), initial)
         self.save_for_backward(_DecoderCall(num_steps, initial, teacher_forced))
-        return logits, state
+        return logits, state._replace(enc_outputs=initial.enc_outputs, projected_keys=initial.projected_keys)
+
+    @staticmethod
+    def _all_keys(weights, initial: DecoderState):
+        """Weights ``(N, T, S')`` over the keys in view, padded with zeros to all ``S`` keys."""
+        num_keys = initial.enc_outputs.shape[1]
+        if weights.shape[2] == num_keys:
+            return weights
+        padded = backend.get_array_module(weights).zeros(weights.shape[:2] + (num_keys,), dtype=weights.dtype)
+        padded[:, :, :weights.shape[2]] = weights
+        return padded
 
     def backward(self, dlogits):
         call = self.pop_cache()
@@ -259,13 +291,19 @@ class Decoder(Module):
         grads = _StepGrads(map_state(xp.zeros_like, init.hidden),
                            None if init.feed is None else xp.zeros_like(init.feed),
                            init)
+        steps = call.num_steps
         if call.teacher_forced:
             dfeatures = self.dense.backward(dlogits)
             dembedded = xp.empty(dfeatures.shape[:2] + (self.embedding.embedding_dim,), dtype=dfeatures.dtype)
+            if self.discards_zero_steps:
+                steps = _steps_with_gradient(dlogits)
+                for _ in range(steps, call.num_steps):
+                    self._discard_step()
+                dembedded[:, steps:] = 0
         # The recurrent layer ran once per step; its weight gradients are summed over all
         # steps in one product per weight when the loop ends.
         with self.rnn.deferred_weight_grads():
-            for t in reversed(range(call.num_steps)):
+            for t in reversed(range(steps)):
                 if call.teacher_forced:
                     dembedded[:, t:t + 1] = self._step_backward(dfeatures[:, t:t + 1], grads)
                 else:
@@ -276,6 +314,18 @@ class Decoder(Module):
 
     # subclass hooks ------------------------------------------------------------
     def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
+        raise NotImplementedError
+
+    def _keys_in_view(self, state: DecoderState) -> DecoderState:
+        """The state the steps of ``forward`` read: by default ``state`` itself."""
+        return state
+
+    discards_zero_steps = False
+    """Whether ``backward`` may drop the trailing steps without gradient (``_discard_step`` then pops
+    the caches of one step); otherwise it walks every step."""
+
+    def _discard_step(self) -> None:
+        """Drop the caches of the latest step without its backward (its gradients are all zero)."""
         raise NotImplementedError
 
     def _step(self, embedded, state: DecoderState):
@@ -321,6 +371,11 @@ class Seq2SeqDecoder(Decoder):
         grads.dcontext += dx[:, 0, embed_size:]
         return dx[:, :, :embed_size]
 
+    discards_zero_steps = True
+
+    def _discard_step(self):
+        self.rnn.pop_cache()
+
     def _finish_backward(self, grads):
         return grads.denc_outputs, add_to_top_hidden(grads.dhidden, grads.dcontext)
 
@@ -363,13 +418,33 @@ class Seq2SeqAttentionDecoder(Decoder):
         outputs, hidden = self.rnn(xp.concatenate([context, embedded], axis=-1), state.hidden)
         return outputs, state._replace(hidden=hidden), self.attention.attention_weights[:, 0]
 
+    def _keys_in_view(self, state):
+        """``state`` with the keys and values cut to the first ``max(enc_valid_lens)`` positions
+        (at least one), the only ones any weight can reach; unchanged on a device, where reading
+        the lengths would stop it."""
+        lens = state.enc_valid_lens
+        if lens is None or backend.get_array_module(lens) is not backend.numpy or lens.size == 0:
+            return state
+        in_view = max(int(lens.max()), 1)
+        if in_view == state.enc_outputs.shape[1]:
+            return state
+        return state._replace(enc_outputs=state.enc_outputs[:, :in_view],
+                              projected_keys=state.projected_keys[:, :in_view])
+
     def _step_backward(self, dfeatures, grads):
         dx, dhidden = self.rnn.backward(dfeatures, grads.dhidden)
         dquery, dprojected, dvalues = self.attention.backward(dx[:, :, :self.enc_output_size])
         grads.dhidden = add_to_top_hidden(dhidden, dquery[:, 0])
-        grads.dprojected_keys += dprojected
-        grads.denc_outputs += dvalues
+        in_view = dvalues.shape[1]  # the keys this step attended over (see _keys_in_view)
+        grads.dprojected_keys[:, :in_view] += dprojected
+        grads.denc_outputs[:, :in_view] += dvalues
         return dx[:, :, self.enc_output_size:]
+
+    discards_zero_steps = True
+
+    def _discard_step(self):
+        self.rnn.pop_cache()
+        self.attention.pop_cache()
 
     def _finish_backward(self, grads):
         return grads.denc_outputs + self.attention.backward_keys(grads.dprojected_keys), grads.dhidden
