@@ -48,6 +48,8 @@ def parse_args(argv=None):
     parser.add_argument("--curves", type=int, default=0, help="also compare loss curves over this many batches")
     parser.add_argument("--curves-png", default=None, help="where to draw the loss curves (PNG, one panel per size)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
+    parser.add_argument("--memory-batches", type=int, default=20,
+                        help="training batches each peak-memory subprocess runs (default 20)")
     parser.add_argument("--probe-memory", choices=["npseq", "torch"], help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -247,7 +249,7 @@ def _status_kib(field):
 
 
 def probe_memory(which, hidden, num_steps):
-    """Run in a fresh process: peak resident-set growth over 20 training batches, in MiB.
+    """Run in a fresh process: peak resident-set growth over ``--memory-batches`` training batches, in MiB.
 
     The baseline is taken after the model, data and optimizer exist and before the
     first batch. Writing 5 to ``/proc/self/clear_refs`` (Linux) resets the high-water
@@ -266,7 +268,7 @@ def probe_memory(which, hidden, num_steps):
         print(json.dumps({"peak_growth_mib": None}))
         return
     before = _status_kib("VmRSS")
-    for _ in range(20):
+    for _ in range(ARGS.memory_batches):
         runner.step(next(stream), dict.fromkeys(PHASES, 0.0))
     peak = _status_kib("VmHWM")
     print(json.dumps({"peak_growth_mib": (peak - before) / 1024, "peak_mib": peak / 1024}))
@@ -274,7 +276,7 @@ def probe_memory(which, hidden, num_steps):
 
 def memory_of(which, hidden, num_steps):
     command = [sys.executable, __file__, "--probe-memory", which, "--hidden", str(hidden), "--threads",
-               str(ARGS.threads), "--num-steps", str(num_steps)]
+               str(ARGS.threads), "--num-steps", str(num_steps), "--memory-batches", str(ARGS.memory_batches)]
     command += ["--synthetic"] if ARGS.synthetic else ["--data", ARGS.data]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -358,14 +360,16 @@ def corpus_path() -> str:
 
 def print_scale_table(rows):
     """One line per (hidden, num_steps): both implementations' tokens/s, their ratio and peak memory."""
-    print("\nscale table (tokens/s are target tokens per second; peak MiB: resident-set growth while training)")
+    print("\nscale table (tokens/s are target tokens per second; ms/T: milliseconds per batch and step, flat when "
+          "time grows linearly with T; peak MiB: resident-set growth while training)")
     print(f"  {'hidden':>6} {'T':>4}  {'npseq tok/s':>11} {'torch tok/s':>11} {'ratio':>6}  "
-          f"{'npseq ms':>9} {'torch ms':>9}  {'npseq MiB':>9} {'torch MiB':>9}")
+          f"{'npseq ms':>9} {'torch ms':>9} {'npseq ms/T':>10}  {'npseq MiB':>9} {'torch MiB':>9}")
     missing = float("nan")  # torch not installed
     for row in rows:
         print(f"  {row['hidden']:>6} {row['num_steps']:>4}  {row['npseq_tps']:>11.0f} "
               f"{row.get('torch_tps', missing):>11.0f} {row.get('ratio', missing):>6.2f}  {row['npseq_ms']:>9.1f} "
-              f"{row.get('torch_ms', missing):>9.1f}  {row['npseq_mib']:>9} {row.get('torch_mib', '-'):>9}")
+              f"{row.get('torch_ms', missing):>9.1f} {row['npseq_ms'] / row['num_steps']:>10.2f}  "
+              f"{row['npseq_mib']:>9} {row.get('torch_mib', '-'):>9}")
 
 
 def main():
