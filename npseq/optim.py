@@ -315,10 +315,12 @@ class Adam(Optimizer):
     def step(self) -> None:
         """Apply one update to every parameter from its current ``.grad``.
 
-        Every intermediate of the update goes through one scratch array per dtype,
-        the size of the largest parameter (allocated on the first step), so a step
-        allocates nothing; the arithmetic, and so every rounding, is the one written
-        in the class docstring.
+        Every intermediate of the update goes through one scratch array per dtype, so a
+        step allocates nothing; the arithmetic, and so every rounding, is the one written
+        in the class docstring. On the host a large parameter is updated in pieces of
+        :data:`ADAM_PIECE` elements: the update is a dozen passes, and over a piece its
+        five arrays stay in the core's cache from the first pass to the last, where a
+        tensor of millions of elements would stream through memory at every pass.
         """
         self.step_count += 1
         t = self.step_count
@@ -326,23 +328,25 @@ class Adam(Optimizer):
         step_size = lr / (1.0 - beta1 ** t)
         sqrt_correction2 = math.sqrt(1.0 - beta2 ** t)
         xp = backend.get_array_module(self.params[0].data)
-        for param, m, v in zip(self.params, self.state["exp_avg"], self.state["exp_avg_sq"]):
+        piece = ADAM_PIECE if xp is backend.numpy else None
+        for param, exp_avg, exp_avg_sq in zip(self.params, self.state["exp_avg"], self.state["exp_avg_sq"]):
             grad = param.grad
             if wd:
                 grad = grad + wd * param.data
-            tmp = self._scratch_like(param.data)
-            m *= beta1
-            m += xp.multiply(grad, 1.0 - beta1, out=tmp)
-            v *= beta2
-            xp.multiply(grad, grad, out=tmp)
-            tmp *= 1.0 - beta2
-            v += tmp
-            denom = xp.sqrt(v, out=tmp)
-            denom /= sqrt_correction2
-            denom += eps
-            update = xp.divide(m, denom, out=tmp)
-            update *= step_size
-            param.data -= update
+            for p, g, m, v in _pieces((param.data, grad, exp_avg, exp_avg_sq), piece):
+                tmp = self._scratch_like(p)
+                m *= beta1
+                m += xp.multiply(g, 1.0 - beta1, out=tmp)
+                v *= beta2
+                xp.multiply(g, g, out=tmp)
+                tmp *= 1.0 - beta2
+                v += tmp
+                denom = xp.sqrt(v, out=tmp)
+                denom /= sqrt_correction2
+                denom += eps
+                update = xp.divide(m, denom, out=tmp)
+                update *= step_size
+                p -= update
 
     def _scratch_like(self, data):
         """A scratch view of ``data``'s shape and dtype, carved from one buffer per dtype."""
@@ -351,6 +355,23 @@ class Adam(Optimizer):
             size = max(p.data.size for p in self.params if p.data.dtype == data.dtype)
             buffer = self._scratch[data.dtype] = backend.get_array_module(data).empty(size, dtype=data.dtype)
         return buffer[:data.size].reshape(data.shape)
+
+
+ADAM_PIECE = 1 << 15
+"""Elements per piece of :meth:`Adam.step` on the host: five float32 pieces of 128 KiB fit a core's L2."""
+
+
+def _pieces(arrays, piece):
+    """The same flat slices of equally shaped ``arrays``, ``piece`` elements at a time (views, so
+    in-place updates reach the arrays); the arrays whole when ``piece`` is ``None``, when they are
+    no larger, or when one of them is not contiguous (flattening it would copy)."""
+    size = arrays[0].size
+    if piece is None or size <= piece or not all(a.flags.c_contiguous for a in arrays):
+        yield arrays
+        return
+    flat = [a.reshape(-1) for a in arrays]
+    for start in range(0, size, piece):
+        yield tuple(a[start:start + piece] for a in flat)
 
 
 def _sum_of_squares(grads, xp, dtype=None):

@@ -259,6 +259,30 @@ def test_state_dict_holds_copies():
     np.testing.assert_array_equal(state["momentum_buffer.0"], saved)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_in_pieces_equals_adam_on_whole_tensors(dtype, monkeypatch):
+    # Pieces of 1000 elements: a (70, 50) weight spans four, the last one short; the (5,)
+    # bias fits in one. Elementwise arithmetic does not care how the array is cut, so the
+    # two runs must agree bit for bit.
+    rng = np.random.default_rng(21)
+    shapes = [(70, 50), (5,)]
+    start = make_params(rng, dtype, shapes)
+    grads = [random_grads(rng, start, dtype) for _ in range(3)]
+    results = []
+    for piece in (1000, 10**9):
+        monkeypatch.setattr(optim, "ADAM_PIECE", piece)
+        params = [Parameter(p.data.copy()) for p in start]
+        opt = optim.Adam(params, lr=0.1, weight_decay=0.01)
+        for step_grads in grads:
+            set_grads(params, step_grads)
+            opt.step()
+        results.append([p.data for p in params] + opt.state["exp_avg"] + opt.state["exp_avg_sq"])
+    for cut, whole in zip(*results):
+        assert cut.dtype == dtype
+        np.testing.assert_array_equal(cut, whole)
+    assert not np.array_equal(results[0][0], start[0].data)
+
+
 def test_load_state_dict_rejects_mismatches_and_changes_nothing():
     rng = np.random.default_rng(13)
     params = make_params(rng)
