@@ -207,9 +207,10 @@ def test_the_steps_without_gradient_are_skipped_exactly(decoder, cell, keep, mon
     for name, param in model.named_parameters():
         param.data *= 5.0 if "attention" in name else 2.0
     src, tgt_in, lens = batch(11, n=2, s=3, t=4)
-    cut = _LastStepsCut(model, keep)
-    report = check_module(cut, {"src": src, "tgt_in": tgt_in, "src_valid_lens": lens[:2]}, h=1e-3, order=4)
-    assert report.ok, report
+    if keep == 1:  # finite differences once per model (the slow part); below, every cut must equal the full walk
+        cut = _LastStepsCut(model, keep)
+        report = check_module(cut, {"src": src, "tgt_in": tgt_in, "src_valid_lens": lens[:2]}, h=1e-3, order=4)
+        assert report.ok, report
     dlogits = np.random.default_rng(2).standard_normal((2, 4, V_TGT))
     dlogits[:, keep:] = 0
     walked = []
