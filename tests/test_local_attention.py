@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stepping import step_by_step
 
 from npseq.errors import InvalidTypeError, InvalidValueError
 from npseq.functional import local_attention as L
@@ -187,20 +188,16 @@ def _local_model(attention, window=1, cell="gru", score="general"):
 
 @pytest.mark.parametrize("attention", ["local-m", "local-p"])
 def test_the_decoder_steps_one_at_a_time_as_the_teacher_forced_forward(attention):
-    import npseq
     model = _local_model(attention)
     rng = np.random.default_rng(8)
     src, tgt_in, lens = rng.integers(0, 7, (3, 6)), rng.integers(0, 6, (3, 4)), np.array([6, 3, 1])
     logits = model(src, tgt_in, lens)
     weights = model.attention_weights
     model.clear_caches()
-    with npseq.no_grad():
-        state = model.encode(src, lens)
-        for t in range(tgt_in.shape[1]):
-            assert state.step == t
-            step_logits, state, step_weights = model.decoder.step(tgt_in[:, t], state)
-            np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12)
-            np.testing.assert_allclose(step_weights, weights[:, t], rtol=1e-12)
+    stepped = step_by_step(model, src, tgt_in, lens)
+    assert [state.step for state in stepped.states[:-1]] == list(range(tgt_in.shape[1]))
+    np.testing.assert_allclose(stepped.logits, logits, rtol=1e-12)
+    np.testing.assert_allclose(stepped.weights, weights, rtol=1e-12)
     for n, length in enumerate(lens):
         assert not weights[n, :, length:].any()  # nothing beyond a sentence's own length
 

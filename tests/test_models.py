@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from stepping import step_by_step
 
 import npseq
 from npseq.gradcheck import check_module
@@ -136,11 +137,7 @@ def test_step_by_step_equals_the_teacher_forced_forward():
     src, tgt_in, lens = batch(5)
     logits = model(src, tgt_in, lens)
     model.clear_caches()
-    with npseq.no_grad():
-        state = model.encode(src, lens)
-        for t in range(tgt_in.shape[1]):
-            step_logits, state, _ = model.decoder.step(tgt_in[:, t], state)
-            np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12)
+    np.testing.assert_allclose(step_by_step(model, src, tgt_in, lens).logits, logits, rtol=1e-12)
 
 
 @pytest.mark.parametrize("lens", [[2, 1, 2], [0, 1, 0], [0, 0, 0], [4, 4, 4]])
@@ -154,12 +151,9 @@ def test_bahdanau_attends_only_over_the_keys_in_view(lens):
     weights = model.attention_weights
     model.clear_caches()
     assert weights.shape == (3, 3, 4)
-    with npseq.no_grad():
-        state = model.encode(src, lens)
-        for t in range(tgt_in.shape[1]):
-            step_logits, state, step_weights = model.decoder.step(tgt_in[:, t], state)
-            np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12)
-            np.testing.assert_allclose(step_weights, weights[:, t], rtol=1e-12, atol=0)
+    stepped = step_by_step(model, src, tgt_in, lens)
+    np.testing.assert_allclose(stepped.logits, logits, rtol=1e-12)
+    np.testing.assert_allclose(stepped.weights, weights, rtol=1e-12, atol=0)
     for n, length in enumerate(lens):
         assert not weights[n, :, length:].any()
 

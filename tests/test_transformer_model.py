@@ -1,6 +1,7 @@
 """The Transformer's modules and model: gradients, incremental decoding, masks, search, checkpoints, the command."""
 import numpy as np
 import pytest
+from stepping import step_by_step
 
 import npseq
 from npseq.checkpoint import load_seq2seq
@@ -79,12 +80,10 @@ def test_step_by_step_equals_the_teacher_forced_forward(norm):
     logits = model(src, tgt_in, lens)
     weights = model.attention_weights
     model.clear_caches()
-    with npseq.no_grad():
-        state = model.encode(src, lens)
-        for t in range(tgt_in.shape[1]):
-            step_logits, state, step_weights = model.decoder.step(tgt_in[:, t], state)
-            np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(step_weights, weights[:, t], rtol=1e-12, atol=1e-14)
+    stepped = step_by_step(model, src, tgt_in, lens)
+    np.testing.assert_allclose(stepped.logits, logits, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(stepped.weights, weights, rtol=1e-12, atol=1e-14)
+    state = stepped.states[-1]
     assert state.step == tgt_in.shape[1]
     assert state.blocks[0].self_attention.keys.shape == (3, 2, tgt_in.shape[1], 4)
     assert all(module.num_pending == 0 for module in model.modules())
