@@ -16,6 +16,8 @@ import argparse
 import os
 import sys
 
+from blas_threads import use_threads
+
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -30,9 +32,7 @@ def parse_args(argv=None):
 
 
 ARGS = parse_args()
-# BLAS reads its thread count when NumPy loads, so set it before the first import.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = str(ARGS.threads)
+use_threads(ARGS.threads)  # before NumPy loads
 
 import importlib  # noqa: E402
 import shutil  # noqa: E402

@@ -12,7 +12,8 @@ both alike; printed per size: tokens/s of each (median of runs), ms per batch, a
 npseq/torch ratio.
 """
 import argparse
-import os
+
+from blas_threads import use_threads
 
 
 def parse_args(argv=None):
@@ -25,9 +26,7 @@ def parse_args(argv=None):
 
 
 ARGS = parse_args()
-# BLAS reads its thread count when NumPy loads, so set it before the first import.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = str(ARGS.threads)
+use_threads(ARGS.threads)  # before NumPy loads
 
 import statistics  # noqa: E402
 import time  # noqa: E402

@@ -31,6 +31,8 @@ import os
 import statistics
 import sys
 
+from blas_threads import use_threads
+
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -41,8 +43,7 @@ def parse_args(argv=None):
 
 
 ARGS = parse_args()
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = str(ARGS.threads)
+use_threads(ARGS.threads)  # before NumPy loads
 
 import time  # noqa: E402
 
