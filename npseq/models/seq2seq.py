@@ -183,6 +183,15 @@ def _steps_with_gradient(dlogits) -> int:
     return int(nonzero.nonzero()[0][-1]) + 1 if nonzero.any() else 0
 
 
+def _padded_to(weights, num_keys: int):
+    """Weights ``(N, T, S')`` over the keys in view, padded with zeros to all ``num_keys`` keys."""
+    if weights.shape[2] == num_keys:
+        return weights
+    padded = backend.get_array_module(weights).zeros(weights.shape[:2] + (num_keys,), dtype=weights.dtype)
+    padded[:, :, :weights.shape[2]] = weights
+    return padded
+
+
 class Decoder(Module):
     """Shared machinery: embed a token, run one recurrent step, project to the vocabulary.
 
@@ -269,19 +278,10 @@ class Decoder(Module):
                 logits.append(logits_t)
                 weights.append(weights_t)
             logits = xp.stack(logits, axis=1)
-        self.attention_weights = None if weights[0] is None else self._all_keys(xp.stack(weights, axis=1), initial)
+        self.attention_weights = (None if weights[0] is None
+                                  else _padded_to(xp.stack(weights, axis=1), initial.enc_outputs.shape[1]))
         self.save_for_backward(_DecoderCall(num_steps, initial, teacher_forced))
         return logits, state._replace(enc_outputs=initial.enc_outputs, projected_keys=initial.projected_keys)
-
-    @staticmethod
-    def _all_keys(weights, initial: DecoderState):
-        """Weights ``(N, T, S')`` over the keys in view, padded with zeros to all ``S`` keys."""
-        num_keys = initial.enc_outputs.shape[1]
-        if weights.shape[2] == num_keys:
-            return weights
-        padded = backend.get_array_module(weights).zeros(weights.shape[:2] + (num_keys,), dtype=weights.dtype)
-        padded[:, :, :weights.shape[2]] = weights
-        return padded
 
     def backward(self, dlogits):
         call = self.pop_cache()
