@@ -126,6 +126,9 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
                        sampling_ratio: float = 0.0, rng=None):
     """One update: forward with teacher forcing, loss, backward, clipping, optimizer step.
 
+    The model is given the target lengths too, so that a recurrent decoder spends no work on
+    padded positions (their logits, which the masked loss ignores, are zero).
+
     Returns ``(loss, nll_sum, num_tokens, grad_norm)`` as Python numbers. On a GPU the
     batch is copied over once, and two reads come back: the gradient norm (clipping
     needs it) and the two loss sums; the token count is taken from the host batch.
@@ -133,7 +136,7 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
     X, X_valid_len, Y, Y_valid_len = _checked_batch(model, batch)
     num_tokens = int(backend.to_numpy(batch[3]).sum())
     model.zero_grad()
-    logits = model(X, teacher_forcing_inputs(Y, bos_id), X_valid_len, sampling_ratio, rng)
+    logits = model(X, teacher_forcing_inputs(Y, bos_id), X_valid_len, sampling_ratio, rng, Y_valid_len)
     loss = loss_fn(logits, Y, Y_valid_len)
     model.backward(loss_fn.backward())
     grad_norm = clip_grad_norm(optimizer.params, clip if clip else math.inf)

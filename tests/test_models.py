@@ -15,6 +15,7 @@ from npseq.models import (
     Seq2SeqEncoder,
     reorder_state,
 )
+from npseq.models.seq2seq import state_parts
 from npseq.nn import MaskedSoftmaxCELoss
 
 V_SRC, V_TGT, EMBED, HIDDEN = 6, 5, 3, 4
@@ -213,6 +214,115 @@ def test_the_steps_without_gradient_are_skipped_exactly(decoder, cell, keep, mon
     assert len(walked) == keep + 4
     for a, b in zip(skipped, every_step):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+# ---------------------------------------------------- packed target rows
+def _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed, **sampling):
+    """Logits, weights, final state and every gradient of one decoder pass with target lengths."""
+    model.decoder.packs_rows = packed
+    model.zero_grad()
+    logits, final = model.decoder(tgt_in, model.encode(src, src_lens), valid_lens=tgt_lens, **sampling)
+    weights = model.attention_weights
+    model.encoder.backward(*model.decoder.backward(dlogits))
+    assert all(m.num_pending == 0 for m in model.modules())
+    return logits, weights, final, [p.grad.copy() for p in model.parameters()]
+
+
+def _assert_same_run(packed, masked):
+    logits, weights, final, grads = packed
+    np.testing.assert_allclose(logits, masked[0], rtol=1e-12, atol=1e-14)
+    if weights is not None:
+        np.testing.assert_allclose(weights, masked[1], rtol=1e-12, atol=1e-14)
+    for a, b in zip(state_parts(final.hidden), state_parts(masked[2].hidden)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    if final.feed is not None:
+        np.testing.assert_allclose(final.feed, masked[2].feed, rtol=1e-12, atol=1e-14)
+    assert final.step == masked[2].step
+    for a, b in zip(grads, masked[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("decoder, cell", [("plain", "lstm"), ("bahdanau", "gru"), ("bahdanau", "lstm"),
+                                           ("luong-general", "gru"), ("luong-concat", "lstm"),
+                                           ("luong-nofeed", "rnn")])
+def test_packed_target_rows_equal_the_masked_run(decoder, cell, monkeypatch):
+    # Packed, step t runs only the rows whose target is longer than t, longest first; masked (the
+    # device's way), every row runs every step. Lengths out of order, with a 0 and a full one.
+    model = build(decoder, cell)
+    rng = np.random.default_rng(3)
+    src, tgt_in = rng.integers(0, V_SRC, (5, 4)), rng.integers(0, V_TGT, (5, 6))
+    src_lens, tgt_lens = np.array([4, 2, 1, 3, 4]), np.array([2, 6, 0, 3, 6])
+    dlogits = rng.standard_normal((5, 6, V_TGT))
+    rows_run = []
+    step = model.decoder._step
+    monkeypatch.setattr(model.decoder, "_step", lambda embedded, state: rows_run.append(len(embedded))
+                        or step(embedded, state))
+    packed = _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed=True)
+    assert rows_run == [4, 4, 3, 2, 2, 2]  # sum(tgt_lens) positions, nothing past an end
+    masked = _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed=False)
+    assert rows_run[6:] == [5] * 6
+    _assert_same_run(packed, masked)
+    assert not packed[0][2].any() and not packed[0][0, 2:].any()
+
+
+def test_packed_rows_stop_each_row_at_its_own_end():
+    # Against decode-style steps: the valid logits are the steps' logits, the padded ones are zero,
+    # and each row's final state is its state after its own last valid step.
+    model = build("luong-concat", "lstm")
+    src, tgt_in, src_lens = batch(12, n=3, s=4, t=5)
+    tgt_lens = np.array([2, 5, 1])
+    with npseq.no_grad():
+        logits, final = model.decoder(tgt_in, model.encode(src, src_lens), valid_lens=tgt_lens)
+    stepped = step_by_step(model, src, tgt_in, src_lens)
+    for n, length in enumerate(tgt_lens):
+        np.testing.assert_allclose(logits[n, :length], stepped.logits[n, :length], rtol=1e-12)
+        assert not logits[n, length:].any()
+        after = stepped.states[length]
+        for a, b in zip(final.hidden, after.hidden):
+            np.testing.assert_allclose(a[:, n], b[:, n], rtol=1e-12)
+        np.testing.assert_allclose(final.feed[n], after.feed[n], rtol=1e-12)
+    assert final.step == 5
+
+
+@pytest.mark.parametrize("decoder, cell", [("bahdanau", "gru"), ("luong-general", "lstm"), ("plain", "rnn")])
+def test_packed_target_rows_gradients(decoder, cell):
+    model = build(decoder, cell)
+    for name, param in model.named_parameters():
+        param.data *= 5.0 if "attention" in name else 2.0
+    src, tgt_in, lens = batch(13, n=3, s=3, t=4)
+    inputs = {"src": src, "tgt_in": tgt_in, "src_valid_lens": lens, "tgt_valid_lens": np.array([3, 4, 1])}
+    report = check_module(model, inputs, h=1e-3, order=4)
+    assert report.ok, report
+
+
+@given(n=st.integers(1, 3), t=st.integers(1, 4), seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_packed_target_rows_at_the_edges(n, t, seed, data):
+    # One row, one step, all padding, one valid token: packed still equals masked.
+    tgt_lens = np.array(data.draw(st.lists(st.integers(0, t), min_size=n, max_size=n)))
+    model = build("bahdanau", "gru", layers=1, seed=seed % 1000)
+    rng = np.random.default_rng(seed)
+    src, tgt_in = rng.integers(0, V_SRC, (n, 3)), rng.integers(0, V_TGT, (n, t))
+    src_lens, dlogits = rng.integers(0, 4, n), rng.standard_normal((n, t, V_TGT))
+    packed = _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed=True)
+    _assert_same_run(packed, _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed=False))
+
+
+def test_packed_target_rows_with_scheduled_sampling():
+    model = build("bahdanau", "lstm")
+    src, tgt_in, src_lens = batch(14, n=3, s=4, t=5)
+    tgt_lens, dlogits = np.array([3, 5, 2]), np.random.default_rng(4).standard_normal((3, 5, V_TGT))
+    runs = [_decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed,
+                         sampling_ratio=0.5, rng=np.random.default_rng(5)) for packed in (True, False)]
+    _assert_same_run(*runs)
+
+
+def test_target_lengths_are_checked_and_named():
+    model = build("bahdanau")
+    src, tgt_in, src_lens = batch(15)
+    with pytest.raises(ValueError, match=r"tgt_valid_lens: expected shape \(3,\)"):
+        model(src, tgt_in, src_lens, tgt_valid_lens=np.array([1, 2]))
+    with pytest.raises(IndexError, match=r"tgt_valid_lens: expected lengths in \[0, 3\], got 4"):
+        model(src, tgt_in, src_lens, tgt_valid_lens=np.array([1, 2, 4]))
 
 
 def test_reorder_state_picks_batch_rows():

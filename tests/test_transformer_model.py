@@ -72,6 +72,24 @@ def test_two_rounds_in_a_row_give_the_same_gradients_and_leave_no_cache():
         np.testing.assert_array_equal(first, second)
 
 
+def test_target_lengths_zero_the_padded_logits_and_their_gradients():
+    model = build()
+    src, tgt_in, lens = batch(5)
+    tgt_lens = np.array([4, 0, 2])
+    valid = np.arange(4)[None, :] < tgt_lens[:, None]
+    dlogits = np.random.default_rng(6).standard_normal((3, 4, V_TGT))
+    model.zero_grad()
+    logits = model(src, tgt_in, lens, tgt_valid_lens=tgt_lens)
+    model.backward(dlogits)
+    grads = [param.grad.copy() for param in model.parameters()]
+    model.zero_grad()
+    every = model(src, tgt_in, lens)
+    model.backward(dlogits * valid[:, :, None])
+    np.testing.assert_array_equal(logits, every * valid[:, :, None])
+    for got, expected in zip(grads, [param.grad for param in model.parameters()]):
+        np.testing.assert_array_equal(got, expected)
+
+
 # ------------------------------------------------------------ decoding by steps
 @pytest.mark.parametrize("norm", ["post", "pre"])
 def test_step_by_step_equals_the_teacher_forced_forward(norm):

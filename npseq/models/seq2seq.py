@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import as_rng, check_ndim, check_same_backend, check_shape, check_token_ids
+from .._checks import as_rng, check_ndim, check_same_backend, check_shape, check_token_ids, check_valid_lens
 from ..errors import InvalidValueError
 from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, LocalAttention, Module
 from ..nn.attention import LOCAL_MODES
@@ -37,6 +37,11 @@ def add_to_top_hidden(dstate, dtop):
 def map_state(fn, state):
     """Apply ``fn`` to each array of a state (an array or an LSTM pair)."""
     return tuple(fn(part) for part in state) if isinstance(state, tuple) else fn(state)
+
+
+def state_parts(state) -> tuple:
+    """The arrays of a state: ``(h,)`` or an LSTM's ``(h, c)``."""
+    return state if isinstance(state, tuple) else (state,)
 
 
 class _BridgeCache(NamedTuple):
@@ -145,6 +150,14 @@ class DecoderState(NamedTuple):
                             rows(self.enc_valid_lens), rows(self.context), rows(self.projected_keys),
                             rows(self.feed), self.step)
 
+    def head(self, count: int) -> DecoderState:
+        """The state of the first ``count`` batch rows, as views (a packed step runs a prefix of the rows)."""
+        def rows(array):
+            return None if array is None else array[:count]
+        return DecoderState(map_state(lambda h: h[:, :count], self.hidden), rows(self.enc_outputs),
+                            rows(self.enc_valid_lens), rows(self.context), rows(self.projected_keys),
+                            rows(self.feed), self.step)
+
 
 def reorder_state(state, indices):
     """The state of the batch rows ``indices`` (beam search keeps the best hypotheses this way).
@@ -156,30 +169,144 @@ def reorder_state(state, indices):
 
 
 class _StepGrads:
-    """Gradients flowing backwards through the decoder steps, and those summed over steps."""
+    """Gradients flowing backwards through the decoder steps, and those summed over steps.
 
-    def __init__(self, dhidden, dfeed, state: DecoderState):
-        xp = backend.get_array_module(state.enc_outputs)
+    A packed step works on the first rows only: :meth:`head` gives it views of those rows, and
+    :meth:`take_back` stores the gradients it replaced (the summed ones it adds into in place).
+    """
+
+    def __init__(self, dhidden, dfeed, denc_outputs, dcontext, dprojected_keys):
         self.dhidden, self.dfeed = dhidden, dfeed
-        self.denc_outputs = xp.zeros_like(state.enc_outputs)
-        self.dcontext = None if state.context is None else xp.zeros_like(state.context)
-        self.dprojected_keys = None if state.projected_keys is None else xp.zeros_like(state.projected_keys)
+        self.denc_outputs, self.dcontext, self.dprojected_keys = denc_outputs, dcontext, dprojected_keys
+
+    @classmethod
+    def zeros(cls, state: DecoderState) -> _StepGrads:
+        xp = backend.get_array_module(state.enc_outputs)
+        zeros = lambda a: None if a is None else xp.zeros_like(a)  # noqa: E731
+        return cls(map_state(xp.zeros_like, state.hidden), zeros(state.feed), xp.zeros_like(state.enc_outputs),
+                   zeros(state.context), zeros(state.projected_keys))
+
+    def _mapped(self, rows, hidden_rows) -> _StepGrads:
+        keep = lambda a: None if a is None else rows(a)  # noqa: E731
+        return _StepGrads(map_state(hidden_rows, self.dhidden), keep(self.dfeed), rows(self.denc_outputs),
+                          keep(self.dcontext), keep(self.dprojected_keys))
+
+    def head(self, count: int) -> _StepGrads:
+        """Views of the first ``count`` rows."""
+        return self._mapped(lambda a: a[:count], lambda h: h[:, :count])
+
+    def take_back(self, part: _StepGrads, count: int) -> None:
+        """Store the state gradients that ``part`` (from ``head(count)``) holds now."""
+        for mine, theirs in zip(state_parts(self.dhidden), state_parts(part.dhidden)):
+            mine[:, :count] = theirs
+        if self.dfeed is not None:
+            self.dfeed[:count] = part.dfeed
+
+    def reordered(self, indices) -> _StepGrads:
+        """The gradients of the batch rows ``indices``."""
+        return self._mapped(lambda a: a.take(indices, axis=0), lambda h: h.take(indices, axis=1))
+
+
+class _RowPlan(NamedTuple):
+    """Which batch rows each step of a whole-sequence ``forward`` runs.
+
+    Step ``t`` runs the first ``running[t]`` rows of the batch taken in ``order``. Every row run
+    is one position ``(n, t)``; ``flat`` lists them step by step, as indices ``n * T + t`` into the
+    batch's ``(N * T)`` positions, so the tokens of all steps are gathered and their logits
+    scattered in one call each.
+    """
+    order: Any      # (N,) row indices, longest sentence first; None: the batch's own order
+    restore: Any    # (N,) the inverse permutation of ``order``; None with it
+    running: tuple  # rows that step t runs, for each step that runs
+    starts: tuple   # where step t's rows begin among all rows run (running's partial sums)
+    flat: Any       # (sum(running),) integers: the positions run, step 0's rows first
+    valid: Any      # (N, T) booleans, t < valid_lens[n]; None without valid_lens
+    packed: bool    # True: only the valid positions run; False: all of them (masked if valid is set)
+
+
+def _row_plan(valid_lens, num_steps: int, n: int, packs: bool, xp) -> _RowPlan:
+    """Every row at every step, or with ``valid_lens`` on the host (and ``packs``), the rows
+    still inside their sentence at each step, longest first."""
+    steps = xp.arange(num_steps)
+    valid = None if valid_lens is None else steps[None, :] < valid_lens[:, None]
+    if valid is None or not packs or xp is not backend.numpy:
+        flat = (steps[:, None] + num_steps * xp.arange(n)[None, :]).reshape(-1)
+        return _RowPlan(None, None, (n,) * num_steps, tuple(range(0, n * num_steps, n)), flat, valid, False)
+    np = backend.numpy
+    order = np.argsort(-valid_lens.astype(np.int64), kind="stable")
+    longest_first = valid_lens[order]
+    running = tuple(int(rows) for rows in (longest_first[None, :] > steps[:int(longest_first[0]), None]).sum(axis=1))
+    if not running:  # every target is empty: no step runs
+        return _RowPlan(None, None, (), (), np.zeros(0, dtype=np.int64), valid, True)
+    flat = np.concatenate([order[:rows] * num_steps + t for t, rows in enumerate(running)])
+    starts = tuple(np.cumsum((0,) + running[:-1]).tolist())
+    if (order == np.arange(n)).all():
+        return _RowPlan(None, None, running, starts, flat, valid, True)
+    return _RowPlan(order, np.argsort(order), running, starts, flat, valid, True)
+
+
+def _scattered(values, flat, n: int, num_steps: int):
+    """``values`` ``(M, K)`` of the positions ``flat`` placed in zeros ``(N, T, K)``."""
+    xp = backend.get_array_module(values)
+    out = xp.zeros((n * num_steps, values.shape[1]), dtype=values.dtype)
+    out[flat] = values
+    return out.reshape(n, num_steps, values.shape[1])
+
+
+def zero_padded(values, valid):
+    """``values`` ``(N, T, K)`` with zeros at the padded positions, where ``valid`` ``(N, T)`` is False
+    (``values`` itself when ``valid`` is None)."""
+    if valid is None:
+        return values
+    return backend.get_array_module(values).where(valid[:, :, None], values, 0)
+
+
+def _carried(new: DecoderState, old: DecoderState, running) -> DecoderState:
+    """``new`` in the rows where ``running`` ``(N,)`` is True, ``old`` in the others (the rows past
+    their sentence keep the state of its last step)."""
+    xp = backend.get_array_module(running)
+    hidden = [xp.where(running[None, :, None], a, b) for a, b in zip(state_parts(new.hidden), state_parts(old.hidden))]
+    feed = None if new.feed is None else xp.where(running[:, None], new.feed, old.feed)
+    return new._replace(hidden=tuple(hidden) if isinstance(new.hidden, tuple) else hidden[0], feed=feed)
+
+
+class _FinishedRows:
+    """Each row's state after its own last step, filled in as the rows of a packed forward finish."""
+
+    def __init__(self, state: DecoderState):
+        self.hidden = map_state(lambda h: h.copy(), state.hidden)
+        self.feed = None if state.feed is None else state.feed.copy()
+
+    def keep(self, state: DecoderState, start: int, stop: int) -> None:
+        """Rows ``start:stop`` of ``state`` have taken their last step."""
+        for mine, theirs in zip(state_parts(self.hidden), state_parts(state.hidden)):
+            mine[:, start:stop] = theirs[:, start:stop]
+        if self.feed is not None:
+            self.feed[start:stop] = state.feed[start:stop]
+
+    def state(self, restore) -> DecoderState:
+        """The hidden state and feed of every row, in the batch's order (``restore``: None if kept)."""
+        if restore is None:
+            return DecoderState(self.hidden, feed=self.feed)
+        return DecoderState(map_state(lambda h: h.take(restore, axis=1), self.hidden),
+                            feed=None if self.feed is None else self.feed.take(restore, axis=0))
 
 
 class _DecoderCall(NamedTuple):
     num_steps: int
     state: DecoderState  # the initial state, for the shapes of its gradients
     teacher_forced: bool  # embedding and output layer ran once over all steps (no scheduled sampling)
+    plan: _RowPlan
 
 
-def _steps_with_gradient(dlogits) -> int:
-    """How many leading steps of ``dlogits`` ``(N, T, V)`` the backward must walk: one past the last
-    step with a nonzero entry (0 if there is none). On a device every step counts, since finding
-    the last one would stop the device to read it."""
-    xp = backend.get_array_module(dlogits)
+def _steps_with_gradient(drun, num_steps: int) -> int:
+    """How many leading steps of ``drun`` (every row of every step, step by step) the backward
+    must walk: one past the last step with a nonzero entry (0 if there is none). On a device
+    every step counts, since finding the last one would stop the device to read it."""
+    xp = backend.get_array_module(drun)
     if xp is not backend.numpy:
-        return dlogits.shape[1]
-    nonzero = (dlogits != 0).any(axis=(0, 2))
+        return num_steps
+    nonzero = (drun.reshape(num_steps, -1) != 0).any(axis=1)
     return int(nonzero.nonzero()[0][-1]) + 1 if nonzero.any() else 0
 
 
@@ -199,8 +326,8 @@ class Decoder(Module):
     to the features the output layer reads) and ``_step_backward``, plus
     ``_finish_backward`` for what was computed once per batch.
 
-    ``forward(tgt_in, state, sampling_ratio=0.0, rng=None) -> (logits, state)`` runs
-    ``T`` steps with teacher forcing: step ``t`` reads ``tgt_in[:, t]``, except that
+    ``forward(tgt_in, state, sampling_ratio=0.0, rng=None, valid_lens=None) -> (logits, state)``
+    runs ``T`` steps with teacher forcing: step ``t`` reads ``tgt_in[:, t]``, except that
     with ``sampling_ratio > 0`` each example reads, with that probability, the
     model's own previous argmax instead (scheduled sampling, Bengio et al. 2015).
     With pure teacher forcing every input token is known before the first step, so
@@ -208,20 +335,33 @@ class Decoder(Module):
     features of all steps at once (one product each way instead of ``T``); only the
     recurrence and the attention go step by step. The numbers are those of ``T`` calls
     of ``step``.
+
+    ``valid_lens`` ``(N,)`` (the target lengths) says that the positions ``t >= valid_lens[n]``
+    are padding: their logits (and attention weights) are zero and nothing flows back from
+    them, and each row's returned state is its state after its own last valid step. On the
+    host the steps then run *packed*, as PyTorch's packed sequences do in an encoder: the rows
+    are sorted longest first and step ``t`` runs only the rows still inside their sentence, a
+    prefix of that order, so no work is spent on padding. On a device every row runs every
+    step and the padding is masked (reading the lengths would stop the device); the numbers
+    agree. ``packs_rows = False`` makes the host mask too.
+
     ``backward(dlogits) -> (denc_outputs, denc_state)``.
     ``step(tokens, state) -> (logits (N, V), state, weights (N, S) or None)`` is one step,
-    for greedy and beam search (under ``no_grad``).
+    for greedy and beam search (under ``no_grad``). ``state.step`` counts the steps taken.
 
-    Two shortcuts skip work whose result is exactly zero, as packed sequences do for the
-    encoder (a subclass opts in through ``_keys_in_view`` and ``discards_zero_steps``):
+    Two more shortcuts skip work whose result is exactly zero (a subclass opts in through
+    ``_keys_in_view`` and ``discards_zero_steps``):
 
     * *keys nobody sees*: past every source sentence's end, ``max(enc_valid_lens)``, the
       masked softmax gives every weight exactly 0, so the whole-sequence ``forward``
       attends over the keys before it only and pads the weights with zeros;
-    * *steps without gradient*: when ``dlogits`` is zero from step ``t`` on (a masked
-      loss over padded targets), every gradient of those steps is zero too, so
-      ``backward`` drops their caches and starts at step ``t - 1``.
+    * *steps without gradient*: without ``valid_lens``, when ``dlogits`` is zero from step
+      ``t`` on (a masked loss over padded targets), every gradient of those steps is zero
+      too, so ``backward`` drops their caches and starts at step ``t - 1``.
     """
+
+    packs_rows = True
+    """Whether ``forward`` with ``valid_lens`` runs packed on the host (see the class docstring)."""
 
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int, dropout: float,
                  cell: str, rnn_input_size: int, output_features: int, *, rng, dtype):
@@ -235,9 +375,12 @@ class Decoder(Module):
     # one step -------------------------------------------------------------
     def step(self, tokens, state: DecoderState):
         """One decoding step: ``tokens`` ``(N,)`` -> ``logits`` ``(N, V)``, the next state, weights ``(N, S)``."""
-        embedded = self.embedding(tokens[:, None])
-        features, state, weights = self._step(embedded, state)
+        features, state, weights = self._counted_step(self.embedding(tokens[:, None]), state)
         return self.dense(features)[:, 0], state, weights
+
+    def _counted_step(self, embedded, state: DecoderState):
+        features, state, weights = self._step(embedded, state)
+        return features, state._replace(step=state.step + 1), weights
 
     def _step_backward_full(self, dlogits_t, grads: _StepGrads):
         dfeatures = self.dense.backward(dlogits_t[:, None])
@@ -245,71 +388,111 @@ class Decoder(Module):
         self.embedding.backward(dembedded)
 
     # whole sequence -------------------------------------------------------
-    def forward(self, tgt_in, state: DecoderState, sampling_ratio: float = 0.0, rng=None):
+    def forward(self, tgt_in, state: DecoderState, sampling_ratio: float = 0.0, rng=None, valid_lens=None):
         check_ndim("tgt_in", tgt_in, 2, "(N, T)")
         check_token_ids("tgt_in", tgt_in, self.vocab_size)
+        n, num_steps = tgt_in.shape
         check_shape("tgt_in", tgt_in, (top_hidden(state.hidden).shape[0], None))
         if not 0.0 <= sampling_ratio <= 1.0:
             raise InvalidValueError(f"sampling_ratio: expected a probability in [0, 1], got {sampling_ratio}")
         if sampling_ratio > 0 and rng is None:
             raise InvalidValueError("rng: scheduled sampling (sampling_ratio > 0) needs a numpy.random.Generator")
+        if valid_lens is not None:
+            check_same_backend("valid_lens", valid_lens, tgt_in)
+            check_valid_lens("valid_lens", valid_lens, (n,), num_steps)
         xp = backend.get_array_module(tgt_in)
-        n, num_steps = tgt_in.shape
+        plan = _row_plan(valid_lens, num_steps, n, self.packs_rows, xp)
         initial = state
         state = self._keys_in_view(state)
-        weights = []
         teacher_forced = sampling_ratio == 0
         if teacher_forced:
-            embedded = self.embedding(tgt_in)
-            features = []
-            for t in range(num_steps):
-                features_t, state, weights_t = self._step(embedded[:, t:t + 1], state)
-                features.append(features_t)
-                weights.append(weights_t)
-            logits = self.dense(xp.concatenate(features, axis=1))
-        else:
-            logits = []
-            tokens = tgt_in[:, 0]
-            for t in range(num_steps):
+            embedded = self.embedding(tgt_in.reshape(-1)[plan.flat])
+        if plan.order is not None:
+            state, tgt_in = state.reorder(plan.order), tgt_in.take(plan.order, axis=0)
+        finished = _FinishedRows(state) if plan.packed else None
+        outputs, weights = [], []
+        for t, (rows, start) in enumerate(zip(plan.running, plan.starts)):
+            if finished is not None:
+                finished.keep(state, rows, n if t == 0 else plan.running[t - 1])
+                state = state.head(rows)
+            before = state
+            if teacher_forced:
+                out_t, state, weights_t = self._counted_step(embedded[start:start + rows, None], state)
+                out_t = out_t[:, 0]
+            else:
+                tokens = tgt_in[:rows, t]
                 if t > 0:
-                    own = xp.asarray(rng.random(n) < sampling_ratio)
-                    tokens = xp.where(own, logits[-1].argmax(axis=-1), tgt_in[:, t])
-                logits_t, state, weights_t = self.step(tokens, state)
-                logits.append(logits_t)
-                weights.append(weights_t)
-            logits = xp.stack(logits, axis=1)
-        self.attention_weights = (None if weights[0] is None
-                                  else _padded_to(xp.stack(weights, axis=1), initial.enc_outputs.shape[1]))
-        self.save_for_backward(_DecoderCall(num_steps, initial, teacher_forced))
-        return logits, state._replace(enc_outputs=initial.enc_outputs, projected_keys=initial.projected_keys)
+                    own = rng.random(n) < sampling_ratio
+                    own = own[plan.order] if plan.order is not None else own
+                    tokens = xp.where(xp.asarray(own[:rows]), outputs[-1][:rows].argmax(axis=-1), tokens)
+                out_t, state, weights_t = self.step(tokens, state)
+            if plan.valid is not None and not plan.packed:
+                state = _carried(state, before, plan.valid[:, t])
+            outputs.append(out_t)
+            weights.append(weights_t)
+        logits = self._logits(outputs, teacher_forced, plan, n, num_steps)
+        self.attention_weights = self._weights(weights, plan, initial, n, num_steps)
+        self.save_for_backward(_DecoderCall(num_steps, initial, teacher_forced, plan))
+        if finished is not None:
+            if plan.running:
+                finished.keep(state, 0, plan.running[-1])
+            state = finished.state(plan.restore)
+        return logits, initial._replace(hidden=state.hidden, feed=state.feed, step=initial.step + num_steps)
+
+    def _logits(self, outputs, teacher_forced: bool, plan: _RowPlan, n: int, num_steps: int):
+        """The logits ``(N, T, V)`` from each step's output layer features (teacher forcing: one product
+        for all steps) or logits."""
+        xp = backend.get_array_module(plan.flat)
+        if not outputs:
+            return xp.zeros((n, num_steps, self.vocab_size), dtype=self.dense.W.data.dtype)
+        run = xp.concatenate(outputs)
+        if teacher_forced:
+            run = self.dense(run)
+        return zero_padded(_scattered(run, plan.flat, n, num_steps), None if plan.packed else plan.valid)
+
+    def _weights(self, weights, plan: _RowPlan, initial: DecoderState, n: int, num_steps: int):
+        """The attention weights ``(N, T, S)`` from each step's ``(rows, S')`` (None without attention)."""
+        if not weights or weights[0] is None:
+            return None
+        xp = backend.get_array_module(weights[0])
+        placed = zero_padded(_scattered(xp.concatenate(weights), plan.flat, n, num_steps),
+                         None if plan.packed else plan.valid)
+        return _padded_to(placed, initial.enc_outputs.shape[1])
 
     def backward(self, dlogits):
         call = self.pop_cache()
-        check_shape("dlogits", dlogits, (None, call.num_steps, self.vocab_size))
+        plan = call.plan
+        n = call.state.enc_outputs.shape[0]
+        check_shape("dlogits", dlogits, (n, call.num_steps, self.vocab_size))
         xp = backend.get_array_module(dlogits)
-        init = call.state
-        grads = _StepGrads(map_state(xp.zeros_like, init.hidden),
-                           None if init.feed is None else xp.zeros_like(init.feed),
-                           init)
-        steps = call.num_steps
+        drun = zero_padded(dlogits, None if plan.packed else plan.valid).reshape(-1, self.vocab_size)[plan.flat]
+        grads = _StepGrads.zeros(call.state)
+        steps = len(plan.running)
         if call.teacher_forced:
-            dfeatures = self.dense.backward(dlogits)
-            dembedded = xp.empty(dfeatures.shape[:2] + (self.embedding.embedding_dim,), dtype=dfeatures.dtype)
-            if self.discards_zero_steps:
-                steps = _steps_with_gradient(dlogits)
+            dfeatures = self.dense.backward(drun) if steps else drun
+            dembedded = xp.empty((dfeatures.shape[0], self.embedding.embedding_dim), dtype=dfeatures.dtype)
+            if self.discards_zero_steps and not plan.packed:
+                steps = _steps_with_gradient(drun, call.num_steps)
                 for _ in range(steps, call.num_steps):
                     self._discard_step()
-                dembedded[:, steps:] = 0
+                dembedded[steps * n:] = 0
         # The recurrent layer ran once per step; its weight gradients are summed over all
         # steps in one product per weight when the loop ends.
         with self.rnn.deferred_weight_grads():
             for t in reversed(range(steps)):
+                rows, start = plan.running[t], plan.starts[t]
+                step_grads = grads if rows == n else grads.head(rows)
                 if call.teacher_forced:
-                    dembedded[:, t:t + 1] = self._step_backward(dfeatures[:, t:t + 1], grads)
+                    dembedded[start:start + rows] = self._step_backward(dfeatures[start:start + rows, None],
+                                                                        step_grads)[:, 0]
                 else:
-                    self._step_backward_full(dlogits[:, t], grads)
+                    self._step_backward_full(drun[start:start + rows], step_grads)
+                if step_grads is not grads:
+                    grads.take_back(step_grads, rows)
         if call.teacher_forced:
             self.embedding.backward(dembedded)
+        if plan.order is not None:
+            grads = grads.reordered(plan.restore)
         return self._finish_backward(grads)
 
     # subclass hooks ------------------------------------------------------------
@@ -535,8 +718,7 @@ class LuongAttentionDecoder(Decoder):
         attentional = xp.tanh(self.W_c(xp.concatenate([context, outputs], axis=-1)))
         self.save_for_backward(attentional)
         feed = attentional[:, 0] if self.input_feeding else None
-        return (attentional, state._replace(hidden=hidden, feed=feed, step=state.step + 1),
-                self.attention.attention_weights[:, 0])
+        return (attentional, state._replace(hidden=hidden, feed=feed), self.attention.attention_weights[:, 0])
 
     def _step_backward(self, dattentional, grads):
         attentional = self.pop_cache()
@@ -567,7 +749,9 @@ class LuongAttentionDecoder(Decoder):
 class EncoderDecoder(Module):
     """An encoder and a decoder trained together with teacher forcing.
 
-    ``forward(src, tgt_in, src_valid_lens=None, sampling_ratio=0.0, rng=None) -> logits (N, T, V)``;
+    ``forward(src, tgt_in, src_valid_lens=None, sampling_ratio=0.0, rng=None, tgt_valid_lens=None)
+    -> logits (N, T, V)``, where ``tgt_valid_lens`` marks the padded target positions, whose logits
+    are then zero and cost nothing (see :class:`Decoder`);
     ``backward(dlogits)`` adds into every parameter's gradient and returns ``None``.
     ``attention_weights`` holds the last forward's weights ``(N, T, S)`` (``None``
     for the plain decoder). ``encode(src, src_valid_lens) -> DecoderState`` and
@@ -586,11 +770,15 @@ class EncoderDecoder(Module):
         enc_outputs, enc_state = self.encoder(src, src_valid_lens)
         return self.decoder.init_state(enc_outputs, enc_state, src_valid_lens)
 
-    def forward(self, src, tgt_in, src_valid_lens=None, sampling_ratio: float = 0.0, rng=None):
+    def forward(self, src, tgt_in, src_valid_lens=None, sampling_ratio: float = 0.0, rng=None, tgt_valid_lens=None):
         check_ndim("src", src, 2, "(N, S)")
         check_shape("tgt_in", tgt_in, (src.shape[0], None))
         check_same_backend("tgt_in", tgt_in, self.decoder.embedding.W.data)
-        logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens), sampling_ratio, rng)
+        if tgt_valid_lens is not None:
+            check_same_backend("tgt_valid_lens", tgt_valid_lens, tgt_in)
+            check_valid_lens("tgt_valid_lens", tgt_valid_lens, tgt_in.shape[:1], tgt_in.shape[1])
+        logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens), sampling_ratio, rng,
+                                 valid_lens=tgt_valid_lens)
         return logits
 
     def backward(self, dlogits):

@@ -27,13 +27,13 @@ import math
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import as_rng, check_ndim, check_shape, check_token_ids
+from .._checks import as_rng, check_ndim, check_same_backend, check_shape, check_token_ids, check_valid_lens
 from ..errors import InvalidValueError
 from ..functional.transformer import add_positions_backward, add_positions_forward, positional_encoding
 from ..grad_mode import no_grad
 from ..nn import Dropout, Embedding, Linear, Module
 from ..nn.transformer import DecoderBlockCache, TransformerDecoderBlock, TransformerEncoderBlock
-from .seq2seq import EncoderDecoder
+from .seq2seq import EncoderDecoder, zero_padded
 
 __all__ = ["MAX_POSITIONS", "TransformerEncoder", "TransformerDecoder", "TransformerDecoderState", "Transformer",
            "HeadMaps"]
@@ -135,6 +135,7 @@ class TransformerDecoderState(NamedTuple):
 class _DecoderCall(NamedTuple):
     num_steps: int
     enc_shape: tuple  # (N, S, D), for the gradient of the encoder outputs
+    valid: Any        # (N, T) booleans, the positions inside each target (None: all)
 
 
 class TransformerDecoder(Module):
@@ -144,9 +145,12 @@ class TransformerDecoder(Module):
 
     * ``init_state(enc_outputs, enc_state, enc_valid_lens=None)`` -> :class:`TransformerDecoderState`
       (``enc_state`` is the encoder's ``None``);
-    * ``forward(tgt_in (N, T), state)`` -> ``(logits (N, T, V), state)``: all ``T`` steps at once under
-      the causal mask (teacher forcing: ``sampling_ratio`` must be 0). It starts from a fresh state and
-      returns it as given: the training loop does not continue from it, and search uses ``step``;
+    * ``forward(tgt_in (N, T), state, valid_lens=None)`` -> ``(logits (N, T, V), state)``: all ``T`` steps
+      at once under the causal mask (teacher forcing: ``sampling_ratio`` must be 0). It starts from a
+      fresh state and returns it as given: the training loop does not continue from it, and search uses
+      ``step``. With the target lengths ``valid_lens`` ``(N,)`` the logits of the padded positions are
+      zero and nothing flows back from them, as in the recurrent decoders (the causal mask already
+      keeps padding out of every valid position);
     * ``backward(dlogits)`` -> ``(denc_outputs, None)``;
     * ``step(tokens (N,), state)`` -> ``(logits (N, V), state, weights (N, S))``: one token, on the
       cached keys and values; equal to the last row of ``forward`` on the prefix. For search: it stores
@@ -177,10 +181,16 @@ class TransformerDecoder(Module):
         empty = DecoderBlockCache(None, None)
         return TransformerDecoderState(enc_outputs, enc_valid_lens, (empty,) * self.num_layers)
 
-    def forward(self, tgt_in, state: TransformerDecoderState, sampling_ratio: float = 0.0, rng=None):
+    def forward(self, tgt_in, state: TransformerDecoderState, sampling_ratio: float = 0.0, rng=None,
+                valid_lens=None):
         check_ndim("tgt_in", tgt_in, 2, "(N, T)")
         check_token_ids("tgt_in", tgt_in, self.vocab_size)
         check_shape("tgt_in", tgt_in, (state.enc_outputs.shape[0], None))
+        valid = None
+        if valid_lens is not None:
+            check_same_backend("valid_lens", valid_lens, tgt_in)
+            check_valid_lens("valid_lens", valid_lens, tgt_in.shape[:1], tgt_in.shape[1])
+            valid = backend.get_array_module(tgt_in).arange(tgt_in.shape[1])[None, :] < valid_lens[:, None]
         if sampling_ratio != 0:
             raise InvalidValueError(f"sampling_ratio: expected 0, the Transformer decoder reads the whole target "
                                     f"at once (teacher forcing), got {sampling_ratio}")
@@ -190,13 +200,13 @@ class TransformerDecoder(Module):
         x = self.embedder(tgt_in)
         for block in self.blocks:
             x = block(x, state.enc_outputs, state.enc_valid_lens)
-        self.save_for_backward(_DecoderCall(tgt_in.shape[1], tuple(state.enc_outputs.shape)))
-        return self.dense(x), state
+        self.save_for_backward(_DecoderCall(tgt_in.shape[1], tuple(state.enc_outputs.shape), valid))
+        return zero_padded(self.dense(x), valid), state
 
     def backward(self, dlogits):
         call = self.pop_cache()
         check_shape("dlogits", dlogits, (call.enc_shape[0], call.num_steps, self.vocab_size))
-        dx = self.dense.backward(dlogits)
+        dx = self.dense.backward(zero_padded(dlogits, call.valid))
         denc_outputs = backend.get_array_module(dlogits).zeros(call.enc_shape, dtype=dlogits.dtype)
         for block in reversed(self.blocks):
             dx, denc = block.backward(dx)
