@@ -35,6 +35,7 @@ ARGS = parse_args()
 use_threads(ARGS.threads)  # before NumPy loads
 
 import importlib  # noqa: E402
+import inspect  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -76,6 +77,8 @@ class Trainer:
         self.loss_fn = package.nn.MaskedSoftmaxCELoss("d2l")
         self.optimizer = package.optim.Adam(self.model.parameters(), lr=0.005)
         self.next_batch = 0
+        # Versions whose decoder takes the target lengths get them, as their training step gives them.
+        self.packs = "valid_lens" in inspect.signature(self.model.decoder.forward).parameters
 
     def step(self):
         X, X_len, Y, Y_len = self.batches[self.next_batch % len(self.batches)]
@@ -83,7 +86,8 @@ class Trainer:
         model = self.model
         model.zero_grad()
         state = model.encode(X, X_len)
-        logits, _ = model.decoder(self.package.train.teacher_forcing_inputs(Y, self.bos_id), state)
+        tgt_in = self.package.train.teacher_forcing_inputs(Y, self.bos_id)
+        logits, _ = model.decoder(tgt_in, state, valid_lens=Y_len) if self.packs else model.decoder(tgt_in, state)
         self.loss_fn(logits, Y, Y_len)
         model.encoder.backward(*model.decoder.backward(self.loss_fn.backward()))
         self.package.optim.clip_grad_norm(self.optimizer.params, 1.0)
