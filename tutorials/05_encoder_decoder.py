@@ -157,6 +157,19 @@ for reduction in ("mean", "sum", "none", "d2l"):
 print(f"uniform guessing over {len(tgt_vocab)} tokens would give log V = {math.log(len(tgt_vocab)):.4f}")
 
 # %% [markdown]
+# Since every padded position gets exactly zero gradient, the decoder need not compute it at
+# all. That is why the training step printed above passes `Y_valid_len` to the model as
+# well: given the target lengths, the recurrent decoder sorts the sentences longest first
+# and runs step $t$ only for the $k_t = \#\{n : \ell_n > t\}$ sentences still going, the first
+# $k_t$ rows (PyTorch's *packed sequences* do the same for an encoder). The logits of the
+# padded positions come back as zeros, which the masked loss ignores, and the loss and every
+# gradient are those of the full computation. How much this saves depends on how uneven the
+# lengths are: the targets here fill
+
+# %%
+print(f"{Y_len.sum() / Y_len.size / Y.shape[1]:.0%} of this batch's {Y.shape[0]} x {Y.shape[1]} target positions.")
+
+# %% [markdown]
 # ### Why the reduction matters once gradients are clipped
 #
 # The reductions differ by a factor: `"sum"` is `"mean"` times the number of tokens in
