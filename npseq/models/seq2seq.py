@@ -129,8 +129,7 @@ class DecoderState(NamedTuple):
 
     What a decoder precomputes from the encoder once per batch: ``context``, the plain
     decoder's fixed context ``(N, H_enc)`` (the encoder's top final state); ``projected_keys``,
-    the keys of additive attention already multiplied by ``W_k`` ``(N, S, h)`` (Bahdanau's decoder
-    leaves the keys past every source's end, which no weight reaches, at zero). ``feed`` is
+    the keys of additive attention already multiplied by ``W_k`` ``(N, S, h)``. ``feed`` is
     Luong's previous attentional state ``(N, H)`` for input feeding. Each is ``None`` in the
     decoders that do not use it. ``step`` counts the decoder steps taken (local-m attention
     centres its window on it).
@@ -309,27 +308,6 @@ def _steps_with_gradient(drun, num_steps: int) -> int:
         return num_steps
     nonzero = (drun.reshape(num_steps, -1) != 0).any(axis=1)
     return int(nonzero.nonzero()[0][-1]) + 1 if nonzero.any() else 0
-
-
-def _keys_seen(enc_outputs, enc_valid_lens) -> int:
-    """How many leading keys an attention weight can reach: ``max(enc_valid_lens)`` (at least one),
-    past which the masked softmax gives every key exactly 0. All of them without lengths, and on
-    a device, where reading the lengths would stop it."""
-    num_keys = enc_outputs.shape[1]
-    lens = enc_valid_lens
-    if lens is None or backend.get_array_module(lens) is not backend.numpy or lens.size == 0:
-        return num_keys
-    return min(max(int(lens.max()), 1), num_keys)
-
-
-def _zero_padded_keys(projected_keys, num_keys: int):
-    """Projected keys ``(N, S', h)`` padded with zero keys to ``num_keys``."""
-    if projected_keys.shape[1] == num_keys:
-        return projected_keys
-    n, _, hidden = projected_keys.shape
-    padded = backend.get_array_module(projected_keys).zeros((n, num_keys, hidden), dtype=projected_keys.dtype)
-    padded[:, :projected_keys.shape[1]] = projected_keys
-    return padded
 
 
 def _padded_to(weights, num_keys: int):
@@ -515,7 +493,7 @@ class Decoder(Module):
             self.embedding.backward(dembedded)
         if plan.order is not None:
             grads = grads.reordered(plan.restore)
-        return self._finish_backward(grads, call.state)
+        return self._finish_backward(grads)
 
     # subclass hooks ------------------------------------------------------------
     def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
@@ -539,7 +517,7 @@ class Decoder(Module):
     def _step_backward(self, dfeatures, grads: _StepGrads):
         raise NotImplementedError
 
-    def _finish_backward(self, grads: _StepGrads, state: DecoderState):
+    def _finish_backward(self, grads: _StepGrads):
         raise NotImplementedError
 
 
@@ -581,7 +559,7 @@ class Seq2SeqDecoder(Decoder):
     def _discard_step(self):
         self.rnn.pop_cache()
 
-    def _finish_backward(self, grads, state):
+    def _finish_backward(self, grads):
         return grads.denc_outputs, add_to_top_hidden(grads.dhidden, grads.dcontext)
 
 
@@ -610,13 +588,10 @@ class Seq2SeqAttentionDecoder(Decoder):
         self.attention = AdditiveAttention(enc_output_size, num_hiddens, num_hiddens, dropout, rng=rng, dtype=dtype)
 
     def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
-        """The state of the first step; the keys past every source's end, where no weight reaches,
-        are not projected (their ``projected_keys`` are zero)."""
         check_ndim("enc_outputs", enc_outputs, 3, "(N, S, H_enc)")
         check_shape("enc_outputs", enc_outputs, (None, None, self.enc_output_size))
-        seen = _keys_seen(enc_outputs, enc_valid_lens)
-        projected_keys = _zero_padded_keys(self.attention.project_keys(enc_outputs[:, :seen]), enc_outputs.shape[1])
-        return DecoderState(enc_state, enc_outputs, enc_valid_lens, projected_keys=projected_keys)
+        return DecoderState(enc_state, enc_outputs, enc_valid_lens,
+                            projected_keys=self.attention.project_keys(enc_outputs))
 
     def _step(self, embedded, state):
         xp = backend.get_array_module(embedded)
@@ -627,8 +602,13 @@ class Seq2SeqAttentionDecoder(Decoder):
         return outputs, state._replace(hidden=hidden), self.attention.attention_weights[:, 0]
 
     def _keys_in_view(self, state):
-        """``state`` with the keys and values cut to those any weight can reach (see :func:`_keys_seen`)."""
-        in_view = _keys_seen(state.enc_outputs, state.enc_valid_lens)
+        """``state`` with the keys and values cut to the first ``max(enc_valid_lens)`` positions
+        (at least one), the only ones any weight can reach; unchanged on a device, where reading
+        the lengths would stop it."""
+        lens = state.enc_valid_lens
+        if lens is None or backend.get_array_module(lens) is not backend.numpy or lens.size == 0:
+            return state
+        in_view = max(int(lens.max()), 1)
         if in_view == state.enc_outputs.shape[1]:
             return state
         return state._replace(enc_outputs=state.enc_outputs[:, :in_view],
@@ -649,10 +629,8 @@ class Seq2SeqAttentionDecoder(Decoder):
         self.rnn.pop_cache()
         self.attention.pop_cache()
 
-    def _finish_backward(self, grads, state):
-        seen = _keys_seen(state.enc_outputs, state.enc_valid_lens)  # the keys init_state projected
-        grads.denc_outputs[:, :seen] += self.attention.backward_keys(grads.dprojected_keys[:, :seen])
-        return grads.denc_outputs, grads.dhidden
+    def _finish_backward(self, grads):
+        return grads.denc_outputs + self.attention.backward_keys(grads.dprojected_keys), grads.dhidden
 
 
 class LuongAttentionDecoder(Decoder):
@@ -760,7 +738,7 @@ class LuongAttentionDecoder(Decoder):
             grads.dfeed = dx[:, 0, embed_size:]
         return dx[:, :, :embed_size]
 
-    def _finish_backward(self, grads, state):
+    def _finish_backward(self, grads):
         denc_outputs = grads.denc_outputs
         if self._projects_keys:
             denc_outputs = denc_outputs + self.attention.backward_keys(grads.dprojected_keys)
