@@ -220,29 +220,30 @@ class _RowPlan(NamedTuple):
     running: tuple  # rows that step t runs, for each step that runs
     starts: tuple   # where step t's rows begin among all rows run (running's partial sums)
     flat: Any       # (sum(running),) integers: the positions run, step 0's rows first
-    valid: Any      # (N, T) booleans, t < valid_lens[n]; None without valid_lens
-    packed: bool    # True: only the valid positions run; False: all of them (masked if valid is set)
+    valid: Any      # (N, T) booleans t < valid_lens[n] when every position runs and the padding is masked
+    #                 (a device, or packs_rows False); None when packed or without valid_lens
+    packed: bool    # True: only the valid positions run
 
 
 def _row_plan(valid_lens, num_steps: int, n: int, packs: bool, xp) -> _RowPlan:
     """Every row at every step, or with ``valid_lens`` on the host (and ``packs``), the rows
     still inside their sentence at each step, longest first."""
     steps = xp.arange(num_steps)
-    valid = None if valid_lens is None else steps[None, :] < valid_lens[:, None]
-    if valid is None or not packs or xp is not backend.numpy:
+    if valid_lens is None or not packs or xp is not backend.numpy:
         flat = (steps[:, None] + num_steps * xp.arange(n)[None, :]).reshape(-1)
+        valid = None if valid_lens is None else valid_positions(valid_lens, num_steps)
         return _RowPlan(None, None, (n,) * num_steps, tuple(range(0, n * num_steps, n)), flat, valid, False)
     np = backend.numpy
     order = np.argsort(-valid_lens.astype(np.int64), kind="stable")
     longest_first = valid_lens[order]
     running = tuple(int(rows) for rows in (longest_first[None, :] > steps[:int(longest_first[0]), None]).sum(axis=1))
     if not running:  # every target is empty: no step runs
-        return _RowPlan(None, None, (), (), np.zeros(0, dtype=np.int64), valid, True)
+        return _RowPlan(None, None, (), (), np.zeros(0, dtype=np.int64), None, True)
     flat = np.concatenate([order[:rows] * num_steps + t for t, rows in enumerate(running)])
     starts = tuple(np.cumsum((0,) + running[:-1]).tolist())
     if (order == np.arange(n)).all():
-        return _RowPlan(None, None, running, starts, flat, valid, True)
-    return _RowPlan(order, np.argsort(order), running, starts, flat, valid, True)
+        return _RowPlan(None, None, running, starts, flat, None, True)
+    return _RowPlan(order, np.argsort(order), running, starts, flat, None, True)
 
 
 def _scattered(values, flat, n: int, num_steps: int):
@@ -251,6 +252,11 @@ def _scattered(values, flat, n: int, num_steps: int):
     out = xp.zeros((n * num_steps, values.shape[1]), dtype=values.dtype)
     out[flat] = values
     return out.reshape(n, num_steps, values.shape[1])
+
+
+def valid_positions(valid_lens, num_steps: int):
+    """``(N, T)`` booleans, True where ``t < valid_lens[n]``: the positions inside each target."""
+    return backend.get_array_module(valid_lens).arange(num_steps)[None, :] < valid_lens[:, None]
 
 
 def zero_padded(values, valid):
@@ -426,7 +432,7 @@ class Decoder(Module):
                     own = own[plan.order] if plan.order is not None else own
                     tokens = xp.where(xp.asarray(own[:rows]), outputs[-1][:rows].argmax(axis=-1), tokens)
                 out_t, state, weights_t = self.step(tokens, state)
-            if plan.valid is not None and not plan.packed:
+            if plan.valid is not None:
                 state = _carried(state, before, plan.valid[:, t])
             outputs.append(out_t)
             weights.append(weights_t)
@@ -448,15 +454,14 @@ class Decoder(Module):
         run = xp.concatenate(outputs)
         if teacher_forced:
             run = self.dense(run)
-        return zero_padded(_scattered(run, plan.flat, n, num_steps), None if plan.packed else plan.valid)
+        return zero_padded(_scattered(run, plan.flat, n, num_steps), plan.valid)
 
     def _weights(self, weights, plan: _RowPlan, initial: DecoderState, n: int, num_steps: int):
         """The attention weights ``(N, T, S)`` from each step's ``(rows, S')`` (None without attention)."""
         if not weights or weights[0] is None:
             return None
         xp = backend.get_array_module(weights[0])
-        placed = zero_padded(_scattered(xp.concatenate(weights), plan.flat, n, num_steps),
-                         None if plan.packed else plan.valid)
+        placed = zero_padded(_scattered(xp.concatenate(weights), plan.flat, n, num_steps), plan.valid)
         return _padded_to(placed, initial.enc_outputs.shape[1])
 
     def backward(self, dlogits):
@@ -465,7 +470,7 @@ class Decoder(Module):
         n = call.state.enc_outputs.shape[0]
         check_shape("dlogits", dlogits, (n, call.num_steps, self.vocab_size))
         xp = backend.get_array_module(dlogits)
-        drun = zero_padded(dlogits, None if plan.packed else plan.valid).reshape(-1, self.vocab_size)[plan.flat]
+        drun = zero_padded(dlogits, plan.valid).reshape(-1, self.vocab_size)[plan.flat]
         grads = _StepGrads.zeros(call.state)
         steps = len(plan.running)
         if call.teacher_forced:

@@ -33,7 +33,7 @@ from ..functional.transformer import add_positions_backward, add_positions_forwa
 from ..grad_mode import no_grad
 from ..nn import Dropout, Embedding, Linear, Module
 from ..nn.transformer import DecoderBlockCache, TransformerDecoderBlock, TransformerEncoderBlock
-from .seq2seq import EncoderDecoder, zero_padded
+from .seq2seq import EncoderDecoder, valid_positions, zero_padded
 
 __all__ = ["MAX_POSITIONS", "TransformerEncoder", "TransformerDecoder", "TransformerDecoderState", "Transformer",
            "HeadMaps"]
@@ -190,7 +190,7 @@ class TransformerDecoder(Module):
         if valid_lens is not None:
             check_same_backend("valid_lens", valid_lens, tgt_in)
             check_valid_lens("valid_lens", valid_lens, tgt_in.shape[:1], tgt_in.shape[1])
-            valid = backend.get_array_module(tgt_in).arange(tgt_in.shape[1])[None, :] < valid_lens[:, None]
+            valid = valid_positions(valid_lens, tgt_in.shape[1])
         if sampling_ratio != 0:
             raise InvalidValueError(f"sampling_ratio: expected 0, the Transformer decoder reads the whole target "
                                     f"at once (teacher forcing), got {sampling_ratio}")
