@@ -411,10 +411,12 @@ class Decoder(Module):
         initial = state
         state = self._keys_in_view(state)
         teacher_forced = sampling_ratio == 0
-        if teacher_forced:
+        if teacher_forced:  # every step's tokens at once, in the order the steps run them
             embedded = self.embedding(tgt_in.reshape(-1)[plan.flat])
         if plan.order is not None:
-            state, tgt_in = state.reorder(plan.order), tgt_in.take(plan.order, axis=0)
+            state = state.reorder(plan.order)
+            if not teacher_forced:  # the steps read their tokens from tgt_in row by row
+                tgt_in = tgt_in.take(plan.order, axis=0)
         finished = _FinishedRows(state) if plan.packed else None
         outputs, weights = [], []
         for t, (rows, start) in enumerate(zip(plan.running, plan.starts)):
