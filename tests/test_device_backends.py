@@ -65,8 +65,8 @@ def assert_on_device(name, array):
     assert backend.get_array_module(array) is backend.xp, f"{name} is a {type(array).__module__} array"
 
 
-def assert_close(name, got, expected, dtype):
-    np.testing.assert_allclose(host(got), host(expected), err_msg=name, **TOLERANCE[dtype])
+def assert_close(name, got, expected, dtype, **tolerance):
+    np.testing.assert_allclose(host(got), host(expected), err_msg=name, **{**TOLERANCE[dtype], **tolerance})
 
 
 # ------------------------------------------------------------- gradient checks
@@ -84,9 +84,10 @@ def test_every_gradient_check_passes_and_matches_numpy(device, name):
 
 # ------------------------------------------------------------- training a translator
 SRC_VOCAB, TGT_VOCAB, BOS = 11, 9, 1
+LEARNING_RATE, TRAINING_STEPS = 0.05, 3
 
 
-def synthetic_batches(num_batches=3, n=4, t=6, seed=0):
+def synthetic_batches(num_batches=TRAINING_STEPS, n=4, t=6, seed=0):
     """Host batches ``(X, X_valid_len, Y, Y_valid_len)`` with padding after each length."""
     rng = np.random.default_rng(seed)
     batches = []
@@ -105,7 +106,7 @@ def train_translator(dtype, decoder, cell, optimizer_class, steps_of=None):
     # A device runs every target row at every step and masks the padding; the NumPy reference
     # does the same (it would pack the rows), so that both draw the same dropout masks.
     model.decoder.packs_rows = False
-    optimizer = optimizer_class(model.parameters(), lr=0.05)
+    optimizer = optimizer_class(model.parameters(), lr=LEARNING_RATE)
     loss_fn = MaskedSoftmaxCELoss("mean")
     results = []
     for batch in synthetic_batches():
@@ -127,12 +128,16 @@ def test_training_matches_numpy_and_keeps_its_arrays_on_the_device(device, dtype
         assert tokens == ref_tokens
         assert_close("loss", loss, ref_loss, dtype)
         assert_close("grad norm", norm, ref_norm, dtype)
+    # A step moves a parameter by about lr times its (adaptively scaled) gradient, so gradients that agree to
+    # rtol let a parameter drift by up to lr * rtol a step: on a GPU, float32 sums in another order reach
+    # that for entries whose gradients nearly cancel (3.5e-6 after 3 Adam steps was seen on an H200).
+    parameter_atol = max(TOLERANCE[dtype]["atol"], LEARNING_RATE * TRAINING_STEPS * TOLERANCE[dtype]["rtol"])
     reference = dict(ref_model.named_parameters())
     for name, param in model.named_parameters():
         assert_on_device(name, param.data)
         assert_on_device(f"{name}.grad", param.grad)
         assert param.data.dtype == dtype and param.grad.dtype == dtype
-        assert_close(name, param.data, reference[name].data, dtype)
+        assert_close(name, param.data, reference[name].data, dtype, atol=parameter_atol)
         assert_close(f"{name}.grad", param.grad, reference[name].grad, dtype)
     for name, buffer in optimizer.state_dict().items():
         if hasattr(buffer, "shape") and buffer.ndim > 0:
