@@ -168,9 +168,11 @@ def scatter_add(target, indices, values) -> None:
     ``values`` by index, ``add.reduceat`` sums each group, and each distinct row of
     ``target`` is updated once. The same sums as ``numpy.add.at`` up to the order of
     the additions, and several times faster (``add.at`` goes element by element).
+    On CuPy it is ``cupy.add.at`` (atomic adds; ``cupyx.scatter_add`` is deprecated).
     """
-    if get_array_module(target) is not numpy:
-        importlib.import_module("cupyx").scatter_add(target, indices, values)
+    xp = get_array_module(target)
+    if xp is not numpy:
+        xp.add.at(target, indices, values)
     elif target.ndim == 2 and indices.ndim == 1 and values.shape == (indices.size, target.shape[1]) \
             and indices.size > 1:
         order = numpy.argsort(indices, kind="stable")

@@ -16,7 +16,7 @@ without one, because they break CuPy's rules rather than its arithmetic:
 * NumPy arrays and lists used as indices are copied to the device.
 
 :class:`DeviceArray` wraps a NumPy array and keeps these rules; :func:`install` puts the
-double into ``sys.modules`` as ``cupy`` and ``cupyx`` for one test, so that
+double into ``sys.modules`` as ``cupy`` for one test, so that
 ``npseq.set_backend("cupy")`` selects it. The arithmetic is NumPy's, so a parity test
 against the numpy backend can ask for bit-identical results: any difference is a
 host/device bug in npseq, not rounding. Every crossing between host and device is
@@ -209,23 +209,8 @@ MODULE = _DoubleModule("cupy", "The device double standing in for CuPy.")
 MODULE.ndarray = DeviceArray
 MODULE.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 1))
 
-CUPYX = types.ModuleType("cupyx", "The device double's cupyx.")
-
-
-def _scatter_add(target, indices, values):
-    """``cupyx.scatter_add``: ``target[indices] += values``, repeated indices accumulated."""
-    if isinstance(indices, numpy.ndarray):
-        TRANSFERS["to_device"] += 1
-        indices = DeviceArray(indices.copy())
-    numpy.add.at(_unwrap(target, "scatter_add"), _unwrap(indices, "scatter_add"), _unwrap(values, "scatter_add"))
-
-
-CUPYX.scatter_add = _scatter_add
-
-
 def install(monkeypatch):
-    """Make ``import cupy`` / ``import cupyx`` give the double for the rest of one test."""
+    """Make ``import cupy`` give the double for the rest of one test."""
     monkeypatch.setitem(sys.modules, "cupy", MODULE)
-    monkeypatch.setitem(sys.modules, "cupyx", CUPYX)
     TRANSFERS.clear()
     return MODULE
