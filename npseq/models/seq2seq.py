@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from .. import backend
 from .._checks import as_rng, check_ndim, check_same_backend, check_shape, check_token_ids, check_valid_lens
 from ..errors import InvalidValueError
+from ..functional import sequence_mask
 from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, LocalAttention, Module
 from ..nn.attention import LOCAL_MODES
 from ..nn.recurrent import make_rnn
@@ -144,19 +145,16 @@ class DecoderState(NamedTuple):
 
     def reorder(self, indices) -> DecoderState:
         """The state of the batch rows ``indices`` (the hidden state's batch is on axis 1)."""
-        def rows(array, axis=0):
-            return None if array is None else array.take(indices, axis=axis)
-        return DecoderState(map_state(lambda h: rows(h, 1), self.hidden), rows(self.enc_outputs),
-                            rows(self.enc_valid_lens), rows(self.context), rows(self.projected_keys),
-                            rows(self.feed), self.step)
+        return self._mapped(lambda a: a.take(indices, axis=0), lambda h: h.take(indices, axis=1))
 
     def head(self, count: int) -> DecoderState:
         """The state of the first ``count`` batch rows, as views (a packed step runs a prefix of the rows)."""
-        def rows(array):
-            return None if array is None else array[:count]
-        return DecoderState(map_state(lambda h: h[:, :count], self.hidden), rows(self.enc_outputs),
-                            rows(self.enc_valid_lens), rows(self.context), rows(self.projected_keys),
-                            rows(self.feed), self.step)
+        return self._mapped(lambda a: a[:count], lambda h: h[:, :count])
+
+    def _mapped(self, rows, hidden_rows) -> DecoderState:
+        keep = lambda a: None if a is None else rows(a)  # noqa: E731
+        return DecoderState(map_state(hidden_rows, self.hidden), keep(self.enc_outputs), keep(self.enc_valid_lens),
+                            keep(self.context), keep(self.projected_keys), keep(self.feed), self.step)
 
 
 def reorder_state(state, indices):
@@ -256,7 +254,13 @@ def _scattered(values, flat, n: int, num_steps: int):
 
 def valid_positions(valid_lens, num_steps: int):
     """``(N, T)`` booleans, True where ``t < valid_lens[n]``: the positions inside each target."""
-    return backend.get_array_module(valid_lens).arange(num_steps)[None, :] < valid_lens[:, None]
+    return sequence_mask(valid_lens, num_steps, 1)[:, 0]
+
+
+def check_target_lengths(name: str, valid_lens, tgt_in) -> None:
+    """``valid_lens`` ``(N,)``: one length in ``[0, T]`` per row of ``tgt_in`` ``(N, T)``, on its backend."""
+    check_same_backend(name, valid_lens, tgt_in)
+    check_valid_lens(name, valid_lens, tgt_in.shape[:1], tgt_in.shape[1])
 
 
 def zero_padded(values, valid):
@@ -404,8 +408,7 @@ class Decoder(Module):
         if sampling_ratio > 0 and rng is None:
             raise InvalidValueError("rng: scheduled sampling (sampling_ratio > 0) needs a numpy.random.Generator")
         if valid_lens is not None:
-            check_same_backend("valid_lens", valid_lens, tgt_in)
-            check_valid_lens("valid_lens", valid_lens, (n,), num_steps)
+            check_target_lengths("valid_lens", valid_lens, tgt_in)
         xp = backend.get_array_module(tgt_in)
         plan = _row_plan(valid_lens, num_steps, n, self.packs_rows, xp)
         initial = state
@@ -781,9 +784,8 @@ class EncoderDecoder(Module):
         check_ndim("src", src, 2, "(N, S)")
         check_shape("tgt_in", tgt_in, (src.shape[0], None))
         check_same_backend("tgt_in", tgt_in, self.decoder.embedding.W.data)
-        if tgt_valid_lens is not None:
-            check_same_backend("tgt_valid_lens", tgt_valid_lens, tgt_in)
-            check_valid_lens("tgt_valid_lens", tgt_valid_lens, tgt_in.shape[:1], tgt_in.shape[1])
+        if tgt_valid_lens is not None:  # checked here too, so that an error names the caller's argument
+            check_target_lengths("tgt_valid_lens", tgt_valid_lens, tgt_in)
         logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens), sampling_ratio, rng,
                                  valid_lens=tgt_valid_lens)
         return logits

@@ -27,13 +27,13 @@ import math
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import as_rng, check_ndim, check_same_backend, check_shape, check_token_ids, check_valid_lens
+from .._checks import as_rng, check_ndim, check_shape, check_token_ids
 from ..errors import InvalidValueError
 from ..functional.transformer import add_positions_backward, add_positions_forward, positional_encoding
 from ..grad_mode import no_grad
 from ..nn import Dropout, Embedding, Linear, Module
 from ..nn.transformer import DecoderBlockCache, TransformerDecoderBlock, TransformerEncoderBlock
-from .seq2seq import EncoderDecoder, valid_positions, zero_padded
+from .seq2seq import EncoderDecoder, check_target_lengths, valid_positions, zero_padded
 
 __all__ = ["MAX_POSITIONS", "TransformerEncoder", "TransformerDecoder", "TransformerDecoderState", "Transformer",
            "HeadMaps"]
@@ -188,8 +188,7 @@ class TransformerDecoder(Module):
         check_shape("tgt_in", tgt_in, (state.enc_outputs.shape[0], None))
         valid = None
         if valid_lens is not None:
-            check_same_backend("valid_lens", valid_lens, tgt_in)
-            check_valid_lens("valid_lens", valid_lens, tgt_in.shape[:1], tgt_in.shape[1])
+            check_target_lengths("valid_lens", valid_lens, tgt_in)
             valid = valid_positions(valid_lens, tgt_in.shape[1])
         if sampling_ratio != 0:
             raise InvalidValueError(f"sampling_ratio: expected 0, the Transformer decoder reads the whole target "
