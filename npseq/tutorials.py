@@ -1,4 +1,4 @@
-"""The tutorials as Jupyter notebooks: ``npseq tutorials --notebooks DIR [--only NN ...] [--force] [--execute]``.
+"""The tutorials as Jupyter notebooks: what ``npseq tutorials --notebooks DIR [--only NN ...] [--execute]`` runs.
 
 The tutorials are the percent-format scripts ``tutorials/NN_*.py`` of npseq's
 repository (:func:`tutorials_dir`): they are not part of the installed package, so
@@ -26,11 +26,9 @@ them. They are imported only here, so that npseq itself does not depend on them.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
-import sys
 import time
 from typing import NamedTuple, Optional
 
@@ -176,49 +174,3 @@ def _failed_cell(notebook, exc) -> str:
             if output.get("output_type") == "error":
                 return f"code cell {number}: {output.get('ename')}: {output.get('evalue')}"
     return str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-
-
-HELP = "write the tutorials as Jupyter notebooks (and run them)"
-DESCRIPTION = ("Write the tutorials as Jupyter notebooks into a folder they run from (with their helper "
-               "module), and optionally run them. Needs the notebooks extra: " + INSTALL_HINT + ".")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``npseq tutorials``, added to its subcommand parser (the ``npseq`` command builds it)."""
-    from ._arguments import positive
-    parser.add_argument("--notebooks", required=True, metavar="DIR",
-                        help="the folder to write the .ipynb files to (made if missing)")
-    parser.add_argument("--only", nargs="+", metavar="NN",
-                        help="these tutorials, by number (02) or file name (02_rnn_by_hand); default: all")
-    parser.add_argument("--force", action="store_true", help="replace notebooks that exist already")
-    parser.add_argument("--execute", action="store_true",
-                        help="then run each notebook and save its outputs (NPSEQ_FAST=1: fast mode)")
-    parser.add_argument("--timeout", type=positive(float), default=None, metavar="S",
-                        help="with --execute: the most seconds one cell may run (default: no limit)")
-
-
-def main(argv=None) -> int:
-    """``npseq tutorials --notebooks DIR ...``: the ``npseq tutorials`` command, for ``python -m npseq.tutorials``;
-    returns the exit code."""
-    from .cli import main as npseq_main
-    return npseq_main(["tutorials", *(sys.argv[1:] if argv is None else argv)])
-
-
-def run(args) -> int:
-    """Write (and with ``--execute`` run) the notebooks as ``npseq tutorials`` parsed it; return the exit code."""
-    written = write_notebooks(args.notebooks, args.only, force=args.force)
-    names = ", ".join(os.path.basename(path) for path in written)
-    print(f"wrote {len(written)} notebook{'s' if len(written) != 1 else ''} to {args.notebooks}: {names} "
-          f"(and {HELPER}, the helper they import)", flush=True)
-    failed = 0
-    for path in written if args.execute else ():
-        result = execute_notebook(path, args.timeout)
-        verdict = "ran" if result.error is None else f"FAILED at {result.error}"
-        print(f"{os.path.basename(path)}: {verdict} in {result.seconds:.1f} s (saved with its outputs)", flush=True)
-        failed += result.error is not None
-    print(f"open them with: jupyter lab {args.notebooks}   (JupyterLab comes with {INSTALL_HINT})")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

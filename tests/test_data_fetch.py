@@ -20,6 +20,7 @@ import zipfile
 import pytest
 
 from npseq.cli import main
+from npseq.commands.arguments import data_file
 from npseq.data import datasets
 from npseq.errors import InvalidValueError, LimitError
 
@@ -312,12 +313,12 @@ def test_train_finds_the_dataset_by_name_after_from_file(home, tmp_path, capsys)
 
 def test_data_file_prefers_a_file_then_a_name(home, tmp_path, monkeypatch):
     with pytest.raises(argparse.ArgumentTypeError, match=r"no such file: nothing \(nor a dataset name: fra-eng\)"):
-        datasets.data_file("nothing")
+        data_file("nothing")
     with pytest.raises(argparse.ArgumentTypeError, match="is not in the cache"):
-        datasets.data_file("fra-eng")
+        data_file("fra-eng")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "fra-eng").write_text(TEXT, encoding="utf-8")
-    assert datasets.data_file("fra-eng") == "fra-eng"  # a file of that name wins
+    assert data_file("fra-eng") == "fra-eng"  # a file of that name wins
 
 
 def test_find_dataset_reads_the_environment_variable_then_the_cache(home, tmp_path, monkeypatch):

@@ -682,7 +682,7 @@ def test_the_memory_limit_leaves_room_for_real_work(checkpoint, tmp_path):
 
 
 def test_user_errors_are_one_family():
-    from npseq._arguments import UsageError
+    from npseq.commands.arguments import UsageError
     from npseq.errors import LimitError, TrainingDiverged
     for error in (CheckpointError, UsageError, LimitError, TrainingDiverged):
         assert issubclass(error, UserError)

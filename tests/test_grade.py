@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from npseq import exercises as npseq_exercises
 from npseq import functional as F
-from npseq.grade import EXERCISES, NAMES, SubmissionError, grade_file, main
+from npseq.course import EXERCISES, NAMES, SubmissionError, grade_file
+from npseq.grade import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SKELETON = ROOT / "tutorials" / "exercises" / "backprop_exercises.py"
@@ -266,8 +266,7 @@ def test_the_skeleton_documents_every_cache_field(exercise):
     assert seen == {(prefix, fields) for prefix, allowed in DOCUMENTED_FIELDS[exercise.name].items()
                     for fields in allowed}  # every kind of cache is met by some case
     assert f"def {exercise.signature}:" in source  # the engine's signature, exactly
-    assert exercise.engine is getattr(F, exercise.name, None) or exercise.engine is getattr(npseq_exercises,
-                                                                                             exercise.name)
+    assert exercise.engine is getattr(F, exercise.name)  # npseq's own backward, public in npseq.functional
 
 
 OWN_LSTM_STEP = """\
@@ -338,3 +337,12 @@ def test_a_wrapper_around_npseq_backward_is_flagged_even_when_hidden(tmp_path, c
                                                                  ["npseq.functional.recurrent.lstm_step_backward"]]
     assert main([str(path)] + only) == 0
     assert "honesty note (the score is unchanged; the instructor decides)" in capsys.readouterr().out
+
+
+def test_a_grade_survives_its_json(tmp_path):
+    from npseq.course.report import FunctionGrade
+    report = grade_file(write(tmp_path, PLANTED), only=["gru_step_backward", "rnn_step_backward"])
+    for function in report.functions:
+        back = FunctionGrade.from_dict(function.to_dict())
+        assert back.to_dict() == function.to_dict() and back.diagnoses() == function.diagnoses()
+    assert report["gru_step_backward"].diagnoses() == ["dWh: gate r, unit 2"]

@@ -3,10 +3,11 @@ import pathlib
 
 import pytest
 
-from npseq.exercises import with_prerequisites
-from npseq.grade import NAMES, grade_file
+from npseq.course import NAMES, grade_file
+from npseq.course.handout import chosen_exercises, solutions, with_prerequisites
 
-SOLUTIONS = pathlib.Path(__file__).resolve().parent / "data" / "backprop_solutions.py"
+SOLUTIONS = solutions(chosen_exercises())  # the solved copy of the sheet, the instructor's key
+SKELETON = pathlib.Path(__file__).resolve().parents[1] / "tutorials" / "exercises" / "backprop_exercises.py"
 SEQUENCE_NAMES = ["rnn_backward", "lstm_backward", "word_embedding_backward", "temporal_softmax_loss",
                   "bahdanau_decoder_step_backward"]
 RNN_STEP = "        dx_t, dprev_h, dWx_t, dWh_t, db_t = rnn_step_backward(m * g, cache.steps[t])\n"
@@ -14,15 +15,16 @@ RNN_STEP = "        dx_t, dprev_h, dWx_t, dWh_t, db_t = rnn_step_backward(m * g,
 
 def planted(tmp_path, old, new, name="learner.py"):
     """The solutions with one mistake planted: ``old`` replaced by ``new``."""
-    source = SOLUTIONS.read_text()
-    assert source.count(old) == 1
+    assert SOLUTIONS.count(old) == 1
     path = tmp_path / name
-    path.write_text(source.replace(old, new))
+    path.write_text(SOLUTIONS.replace(old, new))
     return path
 
 
-def test_every_exercise_can_be_solved_from_its_docstring_without_npseq_backward():
-    report = grade_file(SOLUTIONS)
+def test_every_exercise_can_be_solved_from_its_docstring_without_npseq_backward(tmp_path):
+    path = tmp_path / "backprop_solutions.py"
+    path.write_text(SOLUTIONS)
+    report = grade_file(path)
     assert [f.name for f in report.functions] == list(NAMES) and set(SEQUENCE_NAMES) <= set(NAMES)
     assert report.ok and report.score == 100.0, report
     assert not report.flagged and "honesty" not in str(report)
@@ -79,8 +81,7 @@ def test_a_loss_averaged_over_valid_steps_instead_of_n_is_caught(tmp_path):
 
 @pytest.mark.parametrize("name", SEQUENCE_NAMES)
 def test_the_skeleton_leaves_each_sequence_exercise_to_the_learner(name):
-    skeleton = SOLUTIONS.parents[2] / "tutorials" / "exercises" / "backprop_exercises.py"
-    function = grade_file(skeleton, only=[name])[name]
+    function = grade_file(SKELETON, only=[name])[name]
     assert function.status == "not implemented" and function.points == 0
 
 

@@ -6,7 +6,7 @@ import os
 import shlex
 import time
 
-from .._arguments import UsageError, output_dir, positive, say
+from .arguments import UsageError, output_dir, positive, say
 
 HELP = "train a small attention translator (or a captioner) on built-in data and show it"
 DESCRIPTION = ("Train a Bahdanau-attention GRU (or a Transformer) on a built-in task, report test BLEU and exact "

@@ -1,7 +1,7 @@
 """``npseq gradcheck``: every registered backward against finite differences; exit code 1 if one fails."""
 from __future__ import annotations
 
-from .._arguments import say
+from .arguments import say
 
 HELP = "check every backward against finite differences"
 

@@ -1,7 +1,7 @@
 """``npseq lm``: a character (or word) language model trained on a text, then sampled from."""
 from __future__ import annotations
 
-from .._arguments import UsageError, existing_file, positive, probability, say
+from .arguments import UsageError, existing_file, positive, probability, say
 
 HELP = "train a character language model, then sample from it"
 

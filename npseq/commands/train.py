@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import sys
 
-from .._arguments import EXIT_INTERRUPTED, clip_norm, existing_file, new_file_path, number, positive, probability, say
+from .arguments import (
+    EXIT_INTERRUPTED,
+    clip_norm,
+    data_file,
+    existing_file,
+    new_file_path,
+    number,
+    positive,
+    probability,
+    say,
+)
 
 HELP = "train an encoder-decoder on a task or a corpus file"
 
 
 def add_arguments(parser) -> None:
     """The options of ``npseq train``."""
-    from ..data import TASKS, datasets
+    from ..data import TASKS
     from ..decode import MAX_DECODE_LEN
     from ..models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, MODEL_KINDS, LuongAttentionDecoder
     from ..nn.loss import TRAINING_REDUCTIONS
@@ -19,7 +29,7 @@ def add_arguments(parser) -> None:
     from ..runs import RUN_DEFAULTS
     source = parser.add_argument_group("data")
     source.add_argument("--task", choices=TASKS, help="a built-in task")
-    source.add_argument("--data", type=datasets.data_file,
+    source.add_argument("--data", type=data_file,
                         help="a tab-separated parallel corpus (e.g. fra.txt), or a fetched dataset's name (fra-eng)")
     # The run-shaping flags default to None: with --resume, a flag left out is taken from the checkpoint,
     # and one given must agree with it; otherwise None means RUN_DEFAULTS' value.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._arguments import UsageError, existing_file, positive, say
+from .arguments import UsageError, existing_file, positive, say
 
 HELP = "translate sentences with a saved model"
 # A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider

@@ -1,4 +1,4 @@
-"""Datasets known by name, fetched the d2l way into a local cache: ``npseq data fetch fra-eng``.
+"""Datasets known by name, fetched the d2l way into a local cache (``npseq data fetch fra-eng`` runs it).
 
 d2l keeps a registry, ``DATA_HUB``, that maps a name to a URL and the SHA-1 of the file
 there; its ``download`` fetches the file and checks the hash, and ``download_extract``
@@ -23,21 +23,19 @@ as it was.
   has text, as a parallel corpus is.
 
 **Finding a dataset.** :func:`dataset_path` gives the cached file or raises
-:class:`DatasetMissing`, whose one line says how to get it; :func:`data_file` is the argparse
-type of ``--data``, which takes a file path or a dataset name; :func:`find_dataset` is for
+:class:`DatasetMissing`, whose one line says how to get it; :func:`resolve_data` is what
+``--data`` means, a file path or a dataset name; :func:`find_dataset` is for
 tests and benchmarks: the dataset's environment variable (``$NPSEQ_FRA``), else the cache,
 else ``None``, with :func:`how_to_get` as the skip message.
 """
 from __future__ import annotations
 
-import argparse
 import codecs
 import dataclasses
 import hashlib
 import os
 import posixpath
 import shutil
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -45,7 +43,7 @@ from pathlib import Path
 from ..errors import InvalidValueError, LimitError, UserError
 
 __all__ = ["DATASETS", "DATA_URL", "Dataset", "DatasetMissing", "FetchError", "ChecksumMismatch", "data_home",
-           "cached_file", "corpus_file", "dataset_path", "fetch_dataset", "find_dataset", "how_to_get", "data_file"]
+           "cached_file", "corpus_file", "dataset_path", "fetch_dataset", "find_dataset", "how_to_get", "resolve_data"]
 
 DATA_URL = "http://d2l-data.s3-accelerate.amazonaws.com/"
 """d2l's data server (``d2l.DATA_URL``)."""
@@ -151,7 +149,7 @@ def find_dataset(name: str) -> Path | None:
 
 def corpus_file(data: str | None = None, name: str = "fra-eng") -> str:
     """The corpus a benchmark or script reads: ``data`` when given (a file, or a dataset name resolved to its
-    cached file, as :func:`data_file`), else :func:`find_dataset` (its environment variable, else the cache).
+    cached file, as :func:`resolve_data`), else :func:`find_dataset` (its environment variable, else the cache).
 
     Raises:
         DatasetMissing: none of them has it; the one-line message says how to get it.
@@ -162,22 +160,23 @@ def corpus_file(data: str | None = None, name: str = "fra-eng") -> str:
             raise DatasetMissing(f"no {name} corpus: {how_to_get(name)}, or pass --data PATH")
         return str(found)
     try:
-        return data_file(data)
-    except argparse.ArgumentTypeError as exc:
+        return resolve_data(data)
+    except DatasetMissing as exc:
         raise DatasetMissing(f"--data: {exc}") from None
 
 
-def data_file(text: str) -> str:
-    """The argparse type of ``--data``: an existing file, or a dataset name (:data:`DATASETS`), which
-    becomes the path of its cached file. A file of that name in the working folder wins over the name."""
+def resolve_data(text: str) -> str:
+    """What ``--data`` names: an existing file, or a dataset name (:data:`DATASETS`), which becomes the
+    path of its cached file. A file of that name in the working folder wins over the name.
+
+    Raises:
+        DatasetMissing: neither a file nor a dataset in the cache (one line saying how to get it).
+    """
     if os.path.isfile(text):
         return text
     if text in DATASETS:
-        try:
-            return str(dataset_path(text))
-        except DatasetMissing as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    raise argparse.ArgumentTypeError(f"no such file: {text} (nor a dataset name: {', '.join(sorted(DATASETS))})")
+        return str(dataset_path(text))
+    raise DatasetMissing(f"no such file: {text} (nor a dataset name: {', '.join(sorted(DATASETS))})")
 
 
 # ----------------------------------------------------------------- fetching
@@ -345,48 +344,3 @@ def fetch_dataset(name: str, url: str | None = None, source=None, *, progress: b
         raise FetchError(f"{exc.strerror or exc}: {exc.filename or home}; nothing was kept (NPSEQ_DATA chooses "
                          f"another cache folder than {home})") from None
     return target
-
-
-# --------------------------------------------------------------- the command
-HELP = "download a dataset, check its SHA-1, unpack it into the cache"
-DESCRIPTION = ("Download a dataset npseq knows by name into the cache ($NPSEQ_DATA, default ~/.cache/npseq), "
-               "check its SHA-1 as d2l's DATA_HUB does and unpack it; or register a copy you already have "
-               "(--from FILE). Then `npseq train --data NAME` finds it. Datasets: "
-               + "; ".join(f"{entry.name}: {entry.about}" for entry in DATASETS.values()) + ".")
-
-
-def _existing_file(text: str) -> str:
-    if not os.path.isfile(text):
-        raise argparse.ArgumentTypeError(f"no such file: {text}")
-    return text
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``npseq data fetch``, added to its subcommand parser (the ``npseq`` command builds it)."""
-    parser.add_argument("name", choices=sorted(DATASETS), help="the dataset")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--url", help="download from this URL instead of d2l's server (a mirror); the SHA-1 is "
-                                     "still checked")
-    where.add_argument("--from", dest="source", metavar="FILE", type=_existing_file,
-                       help="register a copy you have instead of downloading: the zip (its SHA-1 is checked) or "
-                            "the text file itself (fra.txt; nothing to check it against)")
-    parser.add_argument("--force", action="store_true", help="download again when the cache has the dataset")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def run(args) -> int:
-    """Fetch or register ``args.name`` as ``npseq data fetch`` parsed it; report where it is; return 0."""
-    entry = DATASETS[args.name]
-    if args.source is None and not args.force and cached_file(args.name).is_file():
-        print(f"{args.name} is already in the cache: {cached_file(args.name)} (--force downloads it again)",
-              flush=True)
-        return 0
-    if args.source is None:
-        print(f"downloading {args.url or entry.url}", flush=True)
-    path = fetch_dataset(args.name, url=args.url, source=args.source, progress=not args.no_progress,
-                         force=args.force)
-    if args.source is not None and not zipfile.is_zipfile(args.source):
-        print(f"note: {args.source} is the text file itself; there is no published SHA-1 of it, so it was "
-              f"registered unchecked", file=sys.stderr, flush=True)
-    print(f"{args.name}: {path}\ntrain on it with `npseq train --data {args.name}`", flush=True)
-    return 0

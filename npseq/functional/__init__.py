@@ -44,6 +44,7 @@ from .attention import (
     general_attention_forward,
 )
 from .conditioned import *  # noqa: F401,F403 (cells conditioned on a vector: every step or first step)
+from .decoder_step import BahdanauDecoderStepCache, bahdanau_decoder_step_backward, bahdanau_decoder_step_forward
 from .layers import (
     AffineCache,
     DropoutCache,

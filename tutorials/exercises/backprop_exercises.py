@@ -19,33 +19,33 @@ Notation in the hints: ``*`` multiplies elementwise (with NumPy broadcasting),
 axis. Shapes: N batch, T time steps, D input features, H hidden units, V vocabulary;
 attention: Q queries, K keys, Dq/Dk/Dv query/key/value features, h the scoring MLP's
 hidden size; the decoder step: E embedding, S source steps, H_enc encoder features;
-multi-head attention (exercise 12): h heads, T_q/T_k query/key steps, D projected
-features, d = D/h per head.
+multi-head attention: h heads, T_q/T_k query/key steps, D projected features,
+d = D/h per head.
 Gradient names mirror the forward's arguments: ``dWx`` is dLoss/dWx, and so on.
 The gradient of an array always has that array's shape.
 
 Exercises, roughly easiest first:
 
-1. ``rnn_step_backward``           a tanh RNN step
-2. ``lstm_step_backward``          an LSTM step (gates i, f, o, g)
-3. ``gru_step_backward``           a GRU step, both variants (reset gate before or after W_hn)
-4. ``masked_softmax_backward``     softmax over the valid keys only
-5. ``additive_attention_backward`` Bahdanau attention (uses exercise 4)
-6. ``rnn_backward``                backpropagation through time, with padding (uses exercise 1)
-7. ``lstm_backward``               the same for the LSTM (uses exercise 2)
-8. ``word_embedding_backward``     a lookup table, with repeated token ids
-9. ``temporal_softmax_loss``       the loss over padded sequences and its gradient
-10. ``bahdanau_decoder_step_backward``  attention and a GRU step end to end (uses 3 and 5)
-11. ``layer_norm_backward``         layer normalisation, every input reaching every output of its row
-12. ``multihead_attention_backward``  the Transformer's attention: heads, masks, four projections (uses 4)
+1. ``rnn_step_backward``               a tanh RNN step
+2. ``lstm_step_backward``              an LSTM step (gates i, f, o, g)
+3. ``gru_step_backward``               a GRU step, both variants (reset gate before or after W_hn)
+4. ``masked_softmax_backward``         softmax over the valid keys only
+5. ``additive_attention_backward``     Bahdanau attention (uses exercise 4)
+6. ``rnn_backward``                    backpropagation through time, with padding (uses exercise 1)
+7. ``lstm_backward``                   the same for the LSTM (uses exercise 2)
+8. ``word_embedding_backward``         a lookup table, with repeated token ids
+9. ``temporal_softmax_loss``           the loss over padded sequences and its gradient
+10. ``bahdanau_decoder_step_backward`` attention and a GRU step end to end (uses exercises 3 and 5)
+11. ``layer_norm_backward``            layer normalisation, every input reaching every output of its row
+12. ``multihead_attention_backward``   the Transformer's attention: heads, masks, four projections (uses exercise 4)
 
 An exercise may call your own earlier functions (they are in this file).
 """
 import numpy as np  # noqa: F401 (you will need it)
 
-from npseq.exercises import bahdanau_decoder_step_forward  # noqa: F401
 from npseq.functional import (  # noqa: F401 (the forwards, to experiment with: their caches are your inputs)
     additive_attention_forward,
+    bahdanau_decoder_step_forward,
     gru_step_forward,
     layer_norm_forward,
     lstm_forward,
@@ -210,10 +210,10 @@ def masked_softmax_backward(dweights, cache):
         Masked keys have a = 0 and so get exactly 0, and an empty row gets all zeros:
         nothing to divide, no NaN. Do not recompute the softmax.
     """
-    raise NotImplementedError("masked_softmax_backward: the equation is in the docstring")
+    raise NotImplementedError("masked_softmax_backward: the equations are in the docstring")
 
 
-# --------------------------------------------------------------------- 5. additive attention
+# -------------------------------------------------------------------- 5. additive attention
 def additive_attention_backward(dcontext, cache, dweights=None):
     """Backward of additive (Bahdanau) attention.
 
@@ -266,7 +266,7 @@ def additive_attention_backward(dcontext, cache, dweights=None):
     raise NotImplementedError("additive_attention_backward: the equations are in the docstring")
 
 
-# ------------------------------------------------------------ 6. backpropagation through time
+# ---------------------------------------------------------- 6. backpropagation through time
 def rnn_backward(dh, cache):
     """Backward of a vanilla RNN over a padded sequence (backpropagation through time).
 
@@ -295,7 +295,7 @@ def rnn_backward(dh, cache):
         dh0 is the last delta; each weight's gradient is the sum over t of its steps'.
         A row of all padding (valid_len 0) outputs only zeros, so its dx and dh0 are 0.
     """
-    raise NotImplementedError("rnn_backward: the recurrence is in the docstring")
+    raise NotImplementedError("rnn_backward: the equations are in the docstring")
 
 
 # ------------------------------------------------------------------------ 7. LSTM over time
@@ -326,10 +326,10 @@ def lstm_backward(dh, cache):
             delta_c = dprev_c + (1 - m_t) * delta_c
         There is no dc0: the cell state starts at the constant zero.
     """
-    raise NotImplementedError("lstm_backward: the recurrence is in the docstring")
+    raise NotImplementedError("lstm_backward: the equations are in the docstring")
 
 
-# ------------------------------------------------------------------- 8. word embedding
+# ------------------------------------------------------------------------ 8. word embedding
 def word_embedding_backward(dout, cache):
     """Backward of a word-embedding lookup, ``out[n, t] = W[x[n, t]]``.
 
@@ -347,10 +347,10 @@ def word_embedding_backward(dout, cache):
         the repeated updates, because NumPy's buffered fancy assignment writes each index
         once; ``np.add.at(dW, x, dout)`` adds them all. Rows of unused ids stay zero.
     """
-    raise NotImplementedError("word_embedding_backward: the equation is in the docstring")
+    raise NotImplementedError("word_embedding_backward: the equations are in the docstring")
 
 
-# ---------------------------------------------------------------- 9. loss over time
+# ------------------------------------------------------------------------ 9. loss over time
 def temporal_softmax_loss(x, y, mask):
     """Softmax cross-entropy at every time step, summed over the valid steps, averaged over N.
 
@@ -372,7 +372,7 @@ def temporal_softmax_loss(x, y, mask):
     raise NotImplementedError("temporal_softmax_loss: the equations are in the docstring")
 
 
-# ----------------------------------------------------------- 10. a Bahdanau decoder step
+# -------------------------------------------------------------- 10. a Bahdanau decoder step
 def bahdanau_decoder_step_backward(dnext_h, cache):
     """Backward of one step of a Bahdanau decoder: attention with the previous state, then a GRU step.
 
@@ -402,7 +402,7 @@ def bahdanau_decoder_step_backward(dnext_h, cache):
     raise NotImplementedError("bahdanau_decoder_step_backward: the equations are in the docstring")
 
 
-# ---------------------------------------------------------------- 11. layer normalisation
+# ------------------------------------------------------------------ 11. layer normalisation
 def layer_norm_backward(dy, cache):
     """Backward of layer normalisation over the last axis.
 
@@ -434,7 +434,7 @@ def layer_norm_backward(dy, cache):
     raise NotImplementedError("layer_norm_backward: the equations are in the docstring")
 
 
-# ------------------------------------------------------------- 12. multi-head attention
+# ----------------------------------------------------------------- 12. multi-head attention
 def multihead_attention_backward(dout, cache, dweights=None):
     """Backward of multi-head attention (Vaswani et al.): h scaled dot-product attentions side by side.
 

@@ -1,9 +1,7 @@
 """The argparse pieces every ``npseq`` subcommand shares: the one-line parser and the argument types.
 
 Each type checks one flag's value and words the error as the rest of npseq does (what was
-expected, what was given); argparse then reports it in one line with exit code 2. The
-subcommands defined outside ``cli.py`` (``grade``, ``exercises``, ``data fetch``,
-``tutorials``) import them from here.
+expected, what was given); argparse then reports it in one line with exit code 2.
 """
 from __future__ import annotations
 
@@ -12,7 +10,8 @@ import math
 import os
 import sys
 
-from .errors import UserError
+from ..data.datasets import DatasetMissing, resolve_data
+from ..errors import UserError
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports after Ctrl-C
 
@@ -61,6 +60,14 @@ def existing_file(text):
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"no such file: {text}")
     return text
+
+
+def data_file(text):
+    """An argparse type: ``--data``, a file or a dataset name (:func:`npseq.data.datasets.resolve_data`)."""
+    try:
+        return resolve_data(text)
+    except DatasetMissing as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def new_file_path(text):

@@ -1,0 +1,185 @@
+"""``npseq exercises --out DIR --gradescope ZIP``: write a hand-out of the backward exercises, and its autograder.
+
+``--out`` writes the hand-out (a ``.py`` or a notebook, and a README:
+:mod:`npseq.course.handout`); ``--gradescope`` writes the Gradescope autograder zip that
+grades it (:mod:`npseq.course.gradescope`), scored by ``--points``, ``--hidden`` and
+``--timeout``; either or both. This module parses and prints. A file of the hand-out
+that a learner has already changed, and a file at the zip's path that is not an
+autograder zip npseq wrote, are never replaced without ``--force``.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+
+from ..course.gradescope import ALL_CASES, BundleError, Scoring, check_bundle_target, write_bundle
+from ..course.handout import HandoutError, chosen_exercises, grade_command, handout_files, write_files
+from ..course.sheet import EXERCISE_BY_NAME, NAMES
+from ..errors import UserError
+from .arguments import UsageError, new_file_path, positive, say
+
+HELP = "write a hand-out of the backward exercises (and its Gradescope autograder)"
+DESCRIPTION = ("Write a hand-out of the backpropagation exercises: the skeleton file (or a notebook), a README "
+               "with each exercise's equations, and the command that grades it (--out); and/or the Gradescope "
+               "autograder zip that grades it (--gradescope).")
+
+NEXT_STEP = "upload {zip} as the assignment's autograder (Gradescope: Configure Autograder > Zip file upload)"
+
+
+class _HandoutRefused(UserError):
+    """A hand-out or an autograder that cannot be written, reported in one line with exit code 2."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PointsOption:
+    """One ``--points NAME=P``."""
+    name: str
+    points: float
+
+
+@dataclasses.dataclass(frozen=True)
+class HiddenOption:
+    """One ``--hidden NAME[:K]``: case ``K`` (from 1) of the exercise, or every case when ``case`` is None."""
+    name: str
+    case: int | None
+
+
+def _exercise_name(text: str, option: str, form: str) -> str:
+    if text not in NAMES:
+        raise argparse.ArgumentTypeError(f"expected {form} with NAME from {', '.join(NAMES)}; got {option!r}")
+    return text
+
+
+def points_option(text: str) -> PointsOption:
+    """An argparse type: ``NAME=P``, an exercise and its points (a number >= 0)."""
+    name, equals, value = text.partition("=")
+    if not equals:
+        raise argparse.ArgumentTypeError(f"expected NAME=POINTS (rnn_step_backward=2), got {text!r}")
+    try:
+        points = float(value)
+    except ValueError:
+        points = math.nan
+    if not 0 <= points < math.inf:
+        raise argparse.ArgumentTypeError(f"expected NAME=POINTS with POINTS a number >= 0, got {text!r}")
+    return PointsOption(_exercise_name(name, text, "NAME=POINTS"), points)
+
+
+def hidden_option(text: str) -> HiddenOption:
+    """An argparse type: ``NAME`` (every case of the exercise) or ``NAME:K`` (its case ``K``, from 1)."""
+    name, colon, number = text.partition(":")
+    name = _exercise_name(name, text, "NAME or NAME:K")
+    if not colon:
+        return HiddenOption(name, None)
+    count = len(EXERCISE_BY_NAME[name].cases)
+    if not number.isdigit() or not 1 <= int(number) <= count:
+        raise argparse.ArgumentTypeError(f"expected NAME:K with K a case number from 1 to {count} ({name} has "
+                                         f"{count} cases), got {text!r}")
+    return HiddenOption(name, int(number))
+
+
+def add_arguments(parser) -> None:
+    """The options of ``npseq exercises``."""
+    parser.add_argument("--out", metavar="DIR", help="write the hand-out into this folder (made if missing)")
+    parser.add_argument("--gradescope", type=new_file_path, metavar="ZIP",
+                        help="write the Gradescope autograder zip that grades the hand-out (e.g. autograder.zip)")
+    parser.add_argument("--notebook", action="store_true",
+                        help="write the skeleton as a Jupyter notebook (backprop_exercises.ipynb) instead of a .py")
+    parser.add_argument("--no-hints", action="store_true",
+                        help="leave out the hints (the backward equations): forward equations and shapes only")
+    parser.add_argument("--only", nargs="+", choices=NAMES, metavar="NAME",
+                        help="these exercises (and those they build on), in the hand-out and the autograder; "
+                             "default: all")
+    parser.add_argument("--points", action="append", type=points_option, default=[], metavar="NAME=P",
+                        help="the autograder: exercise NAME is worth P points (repeatable; default 1 each), "
+                             "shared evenly by its cases")
+    parser.add_argument("--hidden", action="append", type=hidden_option, default=[], metavar="NAME[:K]",
+                        help="the autograder: students see case K of NAME (every case without :K) only once "
+                             "grades are published (repeatable)")
+    parser.add_argument("--timeout", type=positive(float), metavar="SECONDS",
+                        help="the autograder: seconds each function may run, all its cases together "
+                             "(default: npseq grade's)")
+    parser.add_argument("--memory-mb", type=positive(int), metavar="MB",
+                        help="the autograder: memory each function may add (default: npseq grade's)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace files of the hand-out that hold other content (a learner's work is lost), "
+                             "and a file at --gradescope's path that is not an autograder zip npseq wrote")
+
+
+def scoring_of(args) -> Scoring:
+    """The autograder's :class:`~npseq.course.gradescope.Scoring` from the parsed options.
+
+    Raises:
+        UsageError: ``--points`` given twice for one exercise, or ``--points`` or ``--hidden``
+            for an exercise that ``--only`` leaves out.
+    """
+    names = [exercise.name for exercise in chosen_exercises(args.only)]
+    points = {}
+    for option in args.points:
+        if option.name in points:
+            raise UsageError(f"--points: expected one value per exercise, got {option.name} twice")
+        points[option.name] = option.points
+    hidden = {}
+    for option in args.hidden:
+        cases = hidden.get(option.name, ())
+        hidden[option.name] = ALL_CASES if option.case is None or cases == ALL_CASES else cases + (option.case,)
+    for flag, named in (("--points", points), ("--hidden", hidden)):
+        left_out = [name for name in named if name not in names]
+        if left_out:
+            raise UsageError(f"{flag}: expected exercises of the autograder ({', '.join(names)}: --only and what "
+                             f"it builds on), got {', '.join(left_out)}")
+    limits = {"timeout": args.timeout, "memory_mb": args.memory_mb}
+    return Scoring(only=tuple(names) if args.only else None, points=points, hidden=hidden,
+                   **{name: value for name, value in limits.items() if value is not None})
+
+
+def _check_options(args) -> None:
+    """Refuse a command line that writes nothing, and options that shape what is not written (``--points``
+    without ``--gradescope``, ...)."""
+    if args.out is None and args.gradescope is None:
+        raise UsageError("expected --out DIR (the hand-out), --gradescope ZIP (its autograder), or both")
+    if not args.gradescope:
+        given = [flag for flag, value in (("--points", args.points), ("--hidden", args.hidden),
+                                          ("--timeout", args.timeout), ("--memory-mb", args.memory_mb)) if value]
+        if given:
+            raise UsageError(f"{', '.join(given)}: these set up the autograder; add --gradescope ZIP")
+    if args.out is None:
+        given = [flag for flag, value in (("--notebook", args.notebook), ("--no-hints", args.no_hints)) if value]
+        if given:
+            raise UsageError(f"{', '.join(given)}: these shape the hand-out; add --out DIR")
+    if args.out == "":
+        raise UsageError("--out: expected a folder, got an empty string")
+
+
+def _describe(scoring: Scoring) -> str:
+    hidden = sum(len(scoring.hidden_cases(name)) for name in scoring.names)
+    return (f"Gradescope's autograder for {len(scoring.names)} exercise{'s' if len(scoring.names) != 1 else ''}, "
+            f"{scoring.total:g} points in all, {scoring.timeout:g} s per function"
+            + (f", {hidden} case{'s' if hidden != 1 else ''} hidden until grades are published" if hidden else ""))
+
+
+def run(args) -> int:
+    """Write the hand-out and/or the autograder as ``npseq exercises`` parsed them; return the exit code."""
+    _check_options(args)
+    scoring = scoring_of(args) if args.gradescope else None
+    try:
+        if args.gradescope:  # refused before the hand-out is written: a refusal writes nothing
+            check_bundle_target(args.gradescope, args.force)
+        if args.out is not None:
+            files = handout_files(args.only, hints=not args.no_hints, as_notebook=args.notebook)
+            result = write_files(args.out, files, force=args.force)
+        if args.gradescope:
+            write_bundle(args.gradescope, scoring, force=args.force)
+    except (HandoutError, BundleError) as exc:
+        raise _HandoutRefused(str(exc)) from None
+    exercises = chosen_exercises(args.only)
+    if args.out is not None:
+        kept = f"; unchanged: {', '.join(result.unchanged)}" if result.unchanged else ""
+        say(f"wrote {', '.join(result.written) or 'nothing new'}{kept} "
+            f"({len(exercises)} exercises{', no hints' if args.no_hints else ''})")
+        skeleton = next(iter(files))
+        say(f"grade with: cd {args.out} && {grade_command(skeleton, exercises)}")
+    if args.gradescope:
+        say(f"wrote {args.gradescope}: {_describe(scoring)}")
+        say("next: " + NEXT_STEP.format(zip=args.gradescope))
+    return 0

@@ -1,0 +1,109 @@
+"""The one runner of every ``npseq`` command: exit codes, Ctrl-C and broken pipes, in one place.
+
+User errors (a missing file, a bad option value, a checkpoint that does not fit, an empty
+input, a request beyond a cap, a diverged run, a full disk) end with exit code 2 and one
+line saying what to fix; a failed check ends with exit code 1 (the command's own return);
+Ctrl-C ends with exit code 130 and one line (``train`` first saves a checkpoint from which
+``--resume`` continues exactly); a reader that goes away (``npseq translate ... | head -1``)
+ends the command quietly with exit code 141, as 128 + SIGPIPE, like other Unix tools.
+
+:func:`run_command` runs a parsed command line; :func:`run_alone` parses and runs one
+subcommand by itself, for ``python -m npseq.grade`` and a hand-out's own ``__main__`` block.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import sys
+import threading
+
+from ..errors import UserError
+from .arguments import EXIT_INTERRUPTED, Parser, say
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+
+COMMANDS = ("demo", "train", "translate", "lm", "gradcheck", "grade", "exercises", "data fetch", "tutorials")
+"""Every subcommand, in the order of ``npseq --help``; ``data fetch`` is the ``fetch`` action of ``data``."""
+
+
+def command_module(name: str):
+    """The module of the subcommand ``name`` (``npseq.commands.<name>``; ``data fetch`` is ``commands.data``)."""
+    return importlib.import_module(f"{__package__}.{name.split()[0]}")
+
+
+def add_command(subparsers, name: str, module) -> None:
+    """Register a subcommand module: its ``HELP``, ``DESCRIPTION`` (if any), ``add_arguments`` and ``run``."""
+    subparser = subparsers.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", None))
+    module.add_arguments(subparser)
+    subparser.set_defaults(run=module.run, command_parser=subparser)
+
+
+class _Interrupts:
+    """Ctrl-C for a whole command: raise KeyboardInterrupt, and again every quarter second until it ends.
+
+    One KeyboardInterrupt is not always enough: C code that calls back into Python and then
+    clears the error it sees (it happens inside NumPy during gradient checks, about one Ctrl-C
+    in ten) swallows it, and the command would run on. Repeating the interrupt from a helper
+    thread makes Ctrl-C stop the command within a second all the same.
+    """
+    REPEAT_S = 0.25
+
+    def __init__(self):
+        self.pressed = threading.Event()
+        self.finished = threading.Event()  # the command is reporting: no more interrupts
+
+    def handler(self, signum, frame):
+        if self.finished.is_set():
+            return
+        if not self.pressed.is_set():
+            self.pressed.set()
+            threading.Thread(target=self._repeat, args=(threading.main_thread().ident,), daemon=True).start()
+        raise KeyboardInterrupt
+
+    def _repeat(self, main_thread: int):
+        while not self.finished.wait(self.REPEAT_S):
+            signal.pthread_kill(main_thread, signal.SIGINT)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush does not fail again on a closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def run_command(name: str, args) -> int:
+    """Run ``args.run(args)`` for the command ``name`` (as ``npseq NAME`` prints it) and map its end to an exit code."""
+    interrupts = _Interrupts()
+    previous_handler = signal.signal(signal.SIGINT, interrupts.handler)
+    try:
+        from ..backend import backend_name
+        backend_name()  # applies NPSEQ_BACKEND now, so a missing GPU is reported before any work
+        code = args.run(args)
+        if not interrupts.pressed.is_set():
+            return code
+        raise KeyboardInterrupt  # every interrupt was swallowed on the way: report it all the same
+    except UserError as exc:  # a mistake in the input; anything else is a bug in npseq and shows its traceback
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        say(f"npseq {name}: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        interrupts.finished.set()
+        say(f"\nnpseq {name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    finally:
+        interrupts.finished.set()
+        signal.signal(signal.SIGINT, previous_handler)
+
+
+def run_alone(name: str, argv) -> int:
+    """Parse ``argv`` as the options of the one subcommand ``name`` (``npseq NAME ...``) and run it."""
+    module = command_module(name)
+    parser = Parser(prog=f"npseq {name}", description=getattr(module, "DESCRIPTION", None))
+    module.add_arguments(parser)
+    parser.set_defaults(run=module.run)
+    return run_command(name, parser.parse_args(list(argv)))

@@ -1,0 +1,19 @@
+"""Everything a course uses, and nothing else: the exercises, the grader, the hand-outs.
+
+* :mod:`~npseq.course.sheet`: the exercise sheet, one declaration per exercise (its solved
+  function and what grading needs), from which everything below follows;
+  :mod:`~npseq.course.exercise` the record, :mod:`~npseq.course.cases` the seeded cases.
+* :mod:`~npseq.course.grader`: a submission against finite differences and npseq's own
+  backward; :mod:`~npseq.course.submission` reads a ``.py`` or a notebook,
+  :mod:`~npseq.course.isolation` runs it in a child process, :mod:`~npseq.course.honesty`
+  notices npseq's own backward handed in, :mod:`~npseq.course.report` says what was found.
+* :mod:`~npseq.course.handout`: the skeleton, its README and notebook
+  (:mod:`~npseq.course.notebook`), and the solved copy.
+
+The maths an exercise is graded against lives in :mod:`npseq.functional`, like all maths.
+"""
+from .grader import grade_file
+from .handout import HandoutError, write_handout
+from .report import FunctionGrade, GradeReport, TensorGrade
+from .sheet import EXERCISES, NAMES
+from .submission import SubmissionError

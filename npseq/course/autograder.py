@@ -1,0 +1,178 @@
+"""Gradescope's side: ``python -m npseq.course.autograder --root ROOT`` grades one submission and writes its results.
+
+``run_autograder`` (:mod:`npseq.course.gradescope`) runs this for every submission. It
+reads the instructor's scoring from ``ROOT/source/config.json``, finds the student's file
+under ``ROOT/submission/`` (:func:`find_submission`), grades it with
+:func:`~npseq.course.grader.grade_file` under the scoring's exercises and limits, prints the
+text tables (Gradescope keeps them for the instructor; ``stdout_visibility`` is hidden), and
+writes ``ROOT/results/results.json`` (:func:`~npseq.course.gradescope.results`).
+
+The results are written *after* the grading, so whatever the student's code wrote there
+itself is replaced (it runs as the same user: this stops a file that writes a score of its
+own, not a determined attacker). Whatever happens, a ``results.json`` is written, a bug of
+the grader's included (score 0, with the reason for the instructor), and the exit code is
+0; only a results folder that cannot be written, or a bad command line, exits otherwise.
+
+The one option is parsed by hand: argparse lives in :mod:`npseq.commands` only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+import traceback
+
+from .grader import grade_file
+from .gradescope import OUTPUT_CHARS, Scoring, capped, results, unloadable, write_results
+from .handout import NOTEBOOK_NAME, SKELETON_NAME
+from .submission import SubmissionError, one_line
+
+DEFAULT_ROOT = "/autograder"
+"""Gradescope's folder: ``source`` (the unpacked zip), ``submission``, ``results``."""
+
+SUFFIXES = (".py", ".ipynb")
+SKIPPED_FOLDERS = ("__pycache__", ".ipynb_checkpoints")
+LISTED_CANDIDATES = 20  # a message names at most this many of the files found
+
+GRADER_FAILED = "the grader failed (not your fault; tell your instructor)"
+
+USAGE = "usage: python -m npseq.course.autograder [--root ROOT]   (default root: /autograder)"
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What :func:`find_submission` found: the file to grade, or why there is none to pick."""
+    path: str = ""     # the submission to grade, or "" when there is none to pick
+    problem: str = ""  # one line for the student when ``path`` is ""
+
+
+def _candidates(folder: str) -> list:
+    """The ``.py`` and ``.ipynb`` files under ``folder``, relative to it and sorted, hidden ones and caches left out."""
+    found = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(name for name in dirs if not name.startswith(".") and name not in SKIPPED_FOLDERS)
+        for name in files:
+            path = os.path.join(top, name)
+            if name.endswith(SUFFIXES) and not name.startswith(".") and os.path.isfile(path) \
+                    and not os.path.islink(path):
+                found.append(os.path.relpath(path, folder))
+    return sorted(found)
+
+
+def find_submission(folder: str) -> Found:
+    """The one file to grade under ``folder``: the only ``.py`` or ``.ipynb`` there, or the one named as the hand-out.
+
+    Files and folders whose names start with ``.``, ``__pycache__`` and ``.ipynb_checkpoints``
+    are not looked at; a link is not followed.
+    """
+    expected = f"expected one .py or .ipynb file, or one named {SKELETON_NAME} or {NOTEBOOK_NAME}"
+    candidates = _candidates(folder) if os.path.isdir(folder) else []
+    if len(candidates) == 1:
+        return Found(os.path.join(folder, candidates[0]))
+    if not candidates:
+        return Found(problem=f"the submission holds no .py or .ipynb file; {expected}")
+    named = [name for name in candidates if os.path.basename(name) in (SKELETON_NAME, NOTEBOOK_NAME)]
+    if len(named) == 1:
+        return Found(os.path.join(folder, named[0]))
+    listed = candidates[:LISTED_CANDIDATES]
+    more = f" and {len(candidates) - len(listed)} more" if len(candidates) > len(listed) else ""
+    return Found(problem=f"the submission holds {len(candidates)} .py or .ipynb files ({', '.join(listed)}{more}); "
+                         f"{expected}")
+
+
+def _results_of(root: str, started: float) -> dict:
+    """Grade the submission under ``root`` as its config says; the ``results.json`` data, whatever happens."""
+    try:
+        with open(os.path.join(root, "source", "config.json"), encoding="utf-8") as handle:
+            scoring = Scoring.from_json(handle.read())
+    except (OSError, ValueError) as exc:
+        return _setup_failure(f"the autograder is set up wrongly (not your fault; tell your instructor): "
+                              f"config.json: {exc}")
+    found = find_submission(os.path.join(root, "submission"))
+    if not found.path:
+        print(found.problem)
+        return unloadable(found.problem, scoring, time.monotonic() - started)
+    try:
+        report = grade_file(found.path, only=scoring.only, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
+                            quiet=True)
+        print(report.table())
+        return results(report, scoring)
+    except SubmissionError as exc:
+        print(f"cannot grade {found.path}: {exc}")
+        return unloadable(str(exc), scoring, time.monotonic() - started)
+    except Exception as exc:  # a bug of the grader's: the student still gets results, the instructor the traceback
+        traceback.print_exc()
+        return unloadable(f"{GRADER_FAILED}: {type(exc).__name__}: {one_line(exc)}", scoring,
+                          time.monotonic() - started)
+
+
+def _setup_failure(message: str) -> dict:
+    """``results.json`` when there is no scoring to list the tests by: score 0, the reason for the instructor."""
+    print(message, file=sys.stderr)
+    return {"score": 0.0, "output": capped(message, OUTPUT_CHARS), "stdout_visibility": "hidden", "tests": []}
+
+
+def _fresh_results_folder(root: str) -> str:
+    """``ROOT/results``, a folder: a link or a file that the student's code put in its place is removed."""
+    folder = os.path.join(root, "results")
+    if os.path.islink(folder) or (os.path.exists(folder) and not os.path.isdir(folder)):
+        os.unlink(folder)
+    return folder
+
+
+def grade_submission(root: str) -> dict:
+    """Grade ``root``'s submission and write ``root/results/results.json``; the data written.
+
+    Raises:
+        OSError: the results cannot be written.
+    """
+    try:
+        data = _results_of(root, time.monotonic())
+    except Exception as exc:  # a bug outside the grading itself: still a results.json, and the traceback
+        traceback.print_exc()
+        data = _setup_failure(f"{GRADER_FAILED}: {type(exc).__name__}: {one_line(exc)}")
+    write_results(os.path.join(_fresh_results_folder(root), "results.json"), data)
+    return data
+
+
+def parse_root(argv: list) -> str:
+    """``--root ROOT`` or ``--root=ROOT`` from ``argv`` (default :data:`DEFAULT_ROOT`).
+
+    Raises:
+        ValueError: anything else on the command line (one line).
+    """
+    root, words = DEFAULT_ROOT, list(argv)
+    while words:
+        word = words.pop(0)
+        if word == "--root" and words and words[0]:
+            root = words.pop(0)
+        elif word.startswith("--root=") and len(word) > len("--root="):
+            root = word[len("--root="):]
+        else:
+            raise ValueError(f"expected --root ROOT, got {word!r}")
+    return root
+
+
+def main(argv=None) -> int:
+    """Grade the submission under ``--root``; 0 once ``results.json`` is written, 1 if it cannot be, 2 for bad usage."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    try:
+        root = parse_root(argv)
+    except ValueError as exc:
+        print(f"npseq.course.autograder: {exc}\n{USAGE}", file=sys.stderr)
+        return 2
+    try:
+        grade_submission(root)
+    except OSError as exc:
+        print(f"npseq.course.autograder: cannot write {os.path.join(root, 'results', 'results.json')} "
+              f"({exc.strerror or exc})", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,491 @@
+"""A whole class at once: every submission graded in its own process, and what the class got wrong, counted.
+
+An instructor hands in a folder (a Gradescope export has one folder per student) or a
+list of files. :func:`find_submissions` lists the ``.py`` and ``.ipynb`` files in it;
+:func:`grade_class` grades each one with ``python -m npseq.grade FILE --format json`` in a
+process of its own, at most ``jobs`` at a time; :class:`ClassReport` holds one
+:class:`StudentGrade` per file and, per exercise, the number of students who got it right
+and each diagnosis (:meth:`npseq.course.report.FunctionGrade.diagnoses`: ``"dWx: gate g,
+every unit"``, ``"time limit"``, ``"error: ValueError"``) with the number of students who
+have it, most common first: what to explain again. It renders as text, CSV and JSON;
+:func:`write_reports` writes the CSV and the JSON without ever losing a file it did not write.
+
+**Why a process per student.** Each submission's grading is a fresh process tree in a
+session of its own: whatever one learner's code does (an endless loop, a crash, a
+process left running, a huge allocation) ends with that tree, which is killed whole
+(:func:`os.killpg`) when it is done or past its deadline, and never reaches another
+submission's grading or this process. The children run NumPy on one thread each
+(``OPENBLAS_NUM_THREADS=1`` and the like), so that ``jobs`` children use ``jobs`` cores.
+"""
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import csv
+import dataclasses
+import io
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from tqdm.auto import tqdm
+
+from ..errors import UserError
+from .files import write_atomically
+from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from .report import FunctionGrade
+from .sheet import NAMES
+
+SUBMISSION_SUFFIXES = (".py", ".ipynb")
+"""The files of a folder that are submissions."""
+
+SKIPPED_FOLDERS = ("__pycache__", ".ipynb_checkpoints")
+"""Folders that hold copies a tool made, not a learner's work (hidden folders are skipped too)."""
+
+MARKER = "class report"
+"""The value of the ``"npseq"`` key that opens :meth:`ClassReport.to_dict`: how a JSON file is known as ours."""
+
+CSV_FIXED_COLUMNS = ("student", "file", "score")
+"""The first columns of :meth:`ClassReport.to_csv`: how a CSV file is known as ours (then one per exercise)."""
+
+DEADLINE_MARGIN_S = 30.0
+"""Seconds a grading process gets beyond its time limits: starting Python and npseq on a busy machine."""
+
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Set to 1 for every grading process: one core each, so that ``jobs`` processes use ``jobs`` cores."""
+
+REPORT_BYTES_LIMIT = 64 * 2 ** 20
+"""The most of a grading process's standard output kept (its JSON report is some kilobytes)."""
+
+STDERR_BYTES_LIMIT = 4000
+"""The most of a grading process's standard error kept: its end, where a traceback ends."""
+
+POLL_S = 0.1
+"""How often a worker looks at its process, the deadline and a request to stop."""
+
+READ_GRACE_S = 5.0
+"""After its process group is killed, how long the output of a grading is read for (a process that left the
+group may hold its pipes open forever)."""
+
+
+class ClassroomError(UserError):
+    """A path given for a class that cannot be graded, or an output file that may not be replaced; one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassSubmission:
+    """One student's file."""
+    name: str   # the student's name in the reports: the path relative to the folder given, or the file as given
+    path: str   # where the file is, as found from the path given
+
+
+@dataclasses.dataclass
+class StudentGrade:
+    """One student's grade, as the class report counts it."""
+    name: str
+    path: str
+    score: float       # percent of the graded exercises
+    points: dict       # exercise name -> points in [0, 1]
+    statuses: dict     # exercise name -> FunctionGrade.status, or "ungradable", "time limit", "crashed" for all
+    diagnoses: dict    # exercise name -> its distinct mistakes in class-wide words (empty when correct)
+    flagged: bool      # the file uses npseq's own backward (the score is unchanged; the instructor decides)
+    error: str = ""    # why nothing could be graded, one line ("ungradable: ...", "time limit: ...", "crashed: ...")
+    grade: dict | None = None  # the whole JSON of ``npseq grade FILE --format json``, None when it gave none
+    stderr: str = ""   # the end of what the grading process wrote to standard error (the learner's prints)
+
+    @property
+    def all_correct(self) -> bool:
+        return not self.error and all(status == "correct" for status in self.statuses.values())
+
+    def to_dict(self) -> dict:
+        return {"student": self.name, "file": self.path, "score": self.score, "points": self.points,
+                "statuses": self.statuses, "diagnoses": self.diagnoses, "flagged": self.flagged,
+                "error": self.error, "stderr": self.stderr, "grade": self.grade}
+
+
+@dataclasses.dataclass(frozen=True)
+class ExerciseSummary:
+    """One exercise over the class."""
+    name: str
+    correct: int        # students whose function is entirely correct
+    students: int       # students in the class
+    diagnoses: tuple    # (diagnosis, number of students who have it), most common first, ties in alphabetical order
+
+
+@dataclasses.dataclass
+class ClassReport:
+    """The result of :func:`grade_class`: one :class:`StudentGrade` per submission, and what they have in common."""
+    exercises: tuple   # the names of the exercises graded, in the order of the sheet
+    students: list     # StudentGrade, in the order of the submissions
+
+    @property
+    def all_correct(self) -> bool:
+        """True when every submission is entirely correct."""
+        return all(student.all_correct for student in self.students)
+
+    @property
+    def summary(self) -> list:
+        """One :class:`ExerciseSummary` per exercise graded."""
+        summaries = []
+        for name in self.exercises:
+            counts = collections.Counter(diagnosis for student in self.students
+                                         for diagnosis in student.diagnoses[name])
+            summaries.append(ExerciseSummary(
+                name, sum(student.statuses[name] == "correct" for student in self.students), len(self.students),
+                tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))))
+        return summaries
+
+    def summary_lines(self, top: int = 3) -> list:
+        """The class at a glance: a line of totals, then per exercise its correct count and ``top`` diagnoses.
+
+        ``lstm_step_backward: 31 of 40 correct`` then, indented, ``dWx: gate g, every unit: 14 of 40``.
+        """
+        count = len(self.students)
+        totals = [f"{sum(s.all_correct for s in self.students)} entirely correct"]
+        errors = collections.Counter(student.error.split(":")[0] for student in self.students if student.error)
+        totals += [f"{number} {kind}" for kind, number in sorted(errors.items())]
+        flagged = sum(student.flagged for student in self.students)
+        if flagged:
+            totals.append(f"{flagged} flagged (npseq's own backward used)")
+        lines = [f"graded {count} submission{'s' if count != 1 else ''}: {', '.join(totals)}"]
+        for exercise in self.summary:
+            lines.append(f"{exercise.name}: {exercise.correct} of {count} correct")
+            lines += [f"   {diagnosis}: {number} of {count}" for diagnosis, number in exercise.diagnoses[:top]]
+            if len(exercise.diagnoses) > top:
+                lines.append(f"   (and {len(exercise.diagnoses) - top} more in the JSON report)")
+        return lines
+
+    def to_csv(self) -> str:
+        """One row per student: student, file, score (percent), the points of each exercise, flagged, error."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_FIXED_COLUMNS + self.exercises + ("flagged", "error"))
+        for student in self.students:
+            writer.writerow([student.name, student.path, _number(student.score, 2)]
+                            + [_number(student.points[name], 4) for name in self.exercises]
+                            + ["yes" if student.flagged else "no", student.error])
+        return out.getvalue()
+
+    def to_dict(self) -> dict:
+        """Plain JSON data: the marker, the summary, and every student's full grade."""
+        return {"npseq": MARKER, "exercises": list(self.exercises), "submissions": len(self.students),
+                "all_correct": self.all_correct,
+                "summary": [{"exercise": e.name, "correct": e.correct, "students": e.students,
+                             "diagnoses": [{"diagnosis": d, "students": n} for d, n in e.diagnoses]}
+                            for e in self.summary],
+                "students": [student.to_dict() for student in self.students]}
+
+
+def _number(value: float, digits: int) -> str:
+    """A spreadsheet's number: ``1``, ``0``, ``0.8333``."""
+    return f"{round(value, digits):g}"
+
+
+def find_submissions(paths) -> list:
+    """The submissions in ``paths``, each a ``.py`` or ``.ipynb`` file or a folder, as :class:`ClassSubmission`.
+
+    A folder gives every ``.py`` and ``.ipynb`` file at any depth, sorted, but hidden files and
+    folders, ``__pycache__`` and ``.ipynb_checkpoints``; each is named by its path relative to
+    the folder (``alice/backprop.py``). A file is named as given. A file found twice is graded
+    once; two files that would share a name are named by their paths as found instead.
+
+    Raises:
+        ClassroomError: a path that does not exist, a file that is not ``.py`` or ``.ipynb``, or a
+            folder without a submission (one line naming it).
+    """
+    found = []
+    for given in map(os.fspath, paths):
+        if os.path.isdir(given):
+            names = _submissions_in(given)
+            if not names:
+                raise ClassroomError(f"no .py or .ipynb file in the folder {given}")
+            found += [ClassSubmission(name, os.path.join(given, name)) for name in names]
+        elif os.path.isfile(given):
+            if not given.endswith(SUBMISSION_SUFFIXES):
+                raise ClassroomError(f"expected a .py or .ipynb file or a folder, got {given}")
+            found.append(ClassSubmission(os.path.normpath(given), given))
+        else:
+            raise ClassroomError(f"no such file or folder: {given}")
+    seen, unique = set(), []
+    for submission in found:
+        if os.path.realpath(submission.path) not in seen:
+            seen.add(os.path.realpath(submission.path))
+            unique.append(submission)
+    shared = {name for name, count in collections.Counter(s.name for s in unique).items() if count > 1}
+    return [ClassSubmission(os.path.normpath(s.path), s.path) if s.name in shared else s for s in unique]
+
+
+def _submissions_in(folder: str) -> list:
+    """The submission files under ``folder``, relative to it, sorted."""
+    names = []
+    for here, folders, files in os.walk(folder):
+        folders[:] = [name for name in folders if not name.startswith(".") and name not in SKIPPED_FOLDERS]
+        names += [os.path.relpath(os.path.join(here, name), folder) for name in files
+                  if not name.startswith(".") and name.endswith(SUBMISSION_SUFFIXES)]
+    return sorted(names)
+
+
+def default_jobs() -> int:
+    """The number of CPU cores this process may use, at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+                memory_mb: int = DEFAULT_MEMORY_MB, deadline: float | None = None,
+                progress: bool | None = None) -> ClassReport:
+    """Grade every submission, each in a process tree of its own, at most ``jobs`` at a time.
+
+    Each one is ``python -m npseq.grade FILE --format json --timeout T --memory-mb M [--only NAME ...]``
+    (:func:`npseq.course.grader.grade_file`), in a new session; its report is read from its
+    standard output, the end of its standard error is kept. A grading past ``deadline`` is
+    killed (its whole process group) and scores 0 as "time limit"; one that says the file
+    cannot be graded is "ungradable: <reason>"; one that gives no report it can read is "crashed".
+
+    Args:
+        submissions: :class:`ClassSubmission` records (:func:`find_submissions`).
+        only: ``None`` (every exercise) or names from :data:`~npseq.course.sheet.NAMES`.
+        jobs: gradings at once (default :func:`default_jobs`).
+        timeout: seconds for the import and for each function of one submission.
+        memory_mb: megabytes each grading's functions may add (a positive number).
+        deadline: seconds one submission's grading may take in all; default ``timeout`` times
+            (exercises graded + 1), plus :data:`DEADLINE_MARGIN_S`.
+        progress: a progress bar on standard error; default: when standard error is a terminal.
+
+    Raises:
+        ValueError: no submissions, an unknown name in ``only``, or a limit that is not a positive number.
+    """
+    submissions = list(submissions)
+    names = list(NAMES) if only is None else list(dict.fromkeys(only))
+    unknown = [name for name in names if name not in NAMES]
+    if unknown:
+        raise ValueError(f"only: expected names from {list(NAMES)}, got {unknown}")
+    if not submissions:
+        raise ValueError("submissions: expected at least one, got none")
+    jobs = default_jobs() if jobs is None else jobs
+    if not (isinstance(jobs, int) and jobs > 0):
+        raise ValueError(f"jobs: expected a positive int, got {jobs!r}")
+    for label, value in (("timeout", timeout), ("memory_mb", memory_mb), ("deadline", deadline)):
+        if value is not None and not (isinstance(value, (int, float)) and 0 < value < math.inf):
+            raise ValueError(f"{label}: expected a positive number, got {value!r}")
+    exercises = tuple(name for name in NAMES if name in names)
+    command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--timeout", repr(float(timeout)),
+               "--memory-mb", str(int(memory_mb))]
+    command += [word for name in exercises if only is not None for word in ("--only", name)]
+    grading = _Grading(command, exercises, deadline or timeout * (len(exercises) + 1) + DEADLINE_MARGIN_S,
+                       _environment(), threading.Event())
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="npseq-grade")
+    try:
+        futures = [executor.submit(_grade_one, submission, grading) for submission in submissions]
+        show = sys.stderr.isatty() if progress is None else progress
+        with tqdm(total=len(futures), desc="grading", unit="file", file=sys.stderr, disable=not show) as bar:
+            for _ in concurrent.futures.as_completed(futures):
+                bar.update()
+        students = [future.result() for future in futures]
+    finally:
+        # After Ctrl-C (or anything else raised here) the workers kill what they run and take nothing more;
+        # they do so by themselves, so a second Ctrl-C that cuts this wait short leaves no grading behind.
+        grading.stop.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+    return ClassReport(exercises, students)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Grading:
+    """What every worker of one :func:`grade_class` shares."""
+    command: list          # python -m npseq.grade and its options, but the file
+    exercises: tuple       # the names graded
+    deadline: float        # seconds one grading may take in all
+    environment: dict      # of the grading processes
+    stop: threading.Event  # set: kill what runs, start nothing more
+
+
+def _environment() -> dict:
+    """The grading processes' environment: ours, NumPy on one thread, and this very npseq importable first."""
+    environment = dict(os.environ, **{name: "1" for name in THREAD_VARIABLES})
+    # npseq may be run from a source tree that is not installed: the children must grade with the same code
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
+    return environment
+
+
+class _Drain:
+    """Read a child's pipe to its end in a thread, so that the child never blocks on a full pipe.
+
+    Keeps at most ``limit`` bytes: the first ones (a report is complete or useless) or, with
+    ``keep_end``, the last ones (a traceback ends there).
+    """
+
+    def __init__(self, pipe, limit: int, keep_end: bool = False):
+        self.pipe, self.limit, self.keep_end = pipe, limit, keep_end
+        self.data = bytearray()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        with self.pipe:
+            for chunk in iter(lambda: self.pipe.read1(65536), b""):
+                if self.keep_end:
+                    self.data += chunk
+                    del self.data[:-self.limit]
+                elif len(self.data) < self.limit:
+                    self.data += chunk[:self.limit - len(self.data)]
+
+    def text(self) -> str:
+        self.thread.join(READ_GRACE_S)
+        return bytes(self.data).decode("utf-8", "replace")
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kill the grading process and everything it started (its session's process group)."""
+    try:
+        # Safe after the leader is reaped: the group's id stays reserved while any member lives, and with
+        # none left killpg finds nothing.
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # nothing left to kill (some systems say so for zombies)
+        pass
+
+
+def _grade_one(submission: ClassSubmission, grading: _Grading) -> StudentGrade | None:
+    """In a worker thread: grade one submission in a new session and read its report (None when stopped)."""
+    if grading.stop.is_set():
+        return None
+    # "--" ends the options: a file named "-x.py" is still a file
+    process = subprocess.Popen(grading.command + ["--", submission.path], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=grading.environment,
+                               start_new_session=True)
+    report = _Drain(process.stdout, REPORT_BYTES_LIMIT)
+    stderr = _Drain(process.stderr, STDERR_BYTES_LIMIT, keep_end=True)
+    ends, timed_out = time.monotonic() + grading.deadline, False
+    try:
+        while process.poll() is None:
+            if time.monotonic() >= ends:
+                timed_out = True
+                break
+            if grading.stop.wait(POLL_S):
+                return None
+    finally:
+        _kill_group(process)  # also when it ended: a process the learner's code started must not outlive it
+        process.wait()
+    time_limit = f"time limit: grading did not finish within {grading.deadline:g} s" if timed_out else ""
+    return _student(submission, grading.exercises, process.returncode, report.text(), stderr.text(), time_limit)
+
+
+def _student(submission: ClassSubmission, exercises: tuple, returncode: int, stdout: str, stderr: str,
+             time_limit: str) -> StudentGrade:
+    """A :class:`StudentGrade` from what the grading process said: a report, a reason it could not grade, or neither.
+
+    ``time_limit`` is the error when the process was killed at its deadline, else empty.
+    """
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        data = None
+    data = data if isinstance(data, dict) else None
+    if time_limit:
+        return _ungraded(submission, exercises, "time limit", "time limit", time_limit, stderr, data)
+    if data is not None and returncode in (0, 1):
+        try:
+            graded = {exercise["name"]: exercise for exercise in data["exercises"]}
+            return StudentGrade(submission.name, submission.path, float(data["score"]),
+                                {name: graded[name]["points"] for name in exercises},
+                                {name: graded[name]["status"] for name in exercises},
+                                {name: _diagnoses(graded[name]) for name in exercises},
+                                bool(data.get("flagged")), grade=data, stderr=stderr)
+        except (KeyError, TypeError, ValueError):  # JSON, but not the report npseq grade prints: a crash
+            pass
+    if data is not None and returncode == 2 and isinstance(data.get("error"), str):
+        return _ungraded(submission, exercises, "ungradable", f"ungradable: {_class_wide_reason(data['error'])}",
+                         f"ungradable: {data['error']}", stderr, data)
+    last_words = stderr.strip().splitlines()[-1:] or ["nothing on standard error"]
+    ended = f"died of {_signal_name(-returncode)}" if returncode < 0 else f"ended with exit code {returncode}"
+    return _ungraded(submission, exercises, "crashed", "crashed",
+                     f"crashed: the grading process {ended} and gave no report it could read ({last_words[0]})",
+                     stderr, data)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _ungraded(submission: ClassSubmission, exercises: tuple, status: str, diagnosis: str, error: str, stderr: str,
+              data) -> StudentGrade:
+    """A submission that got no grade: 0 points, and the same status and diagnosis for every exercise."""
+    return StudentGrade(submission.name, submission.path, 0.0, dict.fromkeys(exercises, 0.0),
+                        dict.fromkeys(exercises, status), {name: [diagnosis] for name in exercises}, False,
+                        error=error, grade=data, stderr=stderr)
+
+
+# Where the grader's message for an ungradable file names the file and the place:
+# "cannot import hw.py: ...", "hw.py, line 3: ...", "hw.ipynb, cell 2, line 3: ...".
+_FILE_AND_PLACE = re.compile(r"^(?:cannot import .+?: )?(?:[^:]+?, (?:cell \d+, )?line \d+: )?")
+
+
+def _class_wide_reason(error: str) -> str:
+    """What makes a file ungradable in words shared by every file: ``SyntaxError``, ``ImportError``, ``time limit``."""
+    return _FILE_AND_PLACE.sub("", error, count=1).split(":")[0].split(" (")[0]
+
+
+def _diagnoses(exercise: dict) -> list:
+    """One exercise's mistakes in class-wide words, from its JSON: those of :meth:`FunctionGrade.diagnoses`.
+
+    The JSON is turned back into a :class:`FunctionGrade`, so that a class is counted in the very
+    words the grader gives one file; a function the file does not define is "not attempted".
+    """
+    attempted = exercise["status"] != "not attempted"
+    return FunctionGrade.from_dict(exercise).diagnoses() or ([] if attempted else ["not attempted"])
+
+
+def refuse_foreign(path: str, kind: str, force: bool = False) -> None:
+    """Refuse to replace ``path`` unless it is absent, a ``kind`` report (``"csv"``, ``"json"``) we wrote, or forced.
+
+    Ours is known by its start (:data:`CSV_FIXED_COLUMNS` or :data:`MARKER`); a link is never ours
+    (a report replaces the link, never writes through it), nor is a folder.
+
+    Raises:
+        ClassroomError: one line naming the file and the way out (``--force`` or another path).
+    """
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise ClassroomError(f"cannot write the {kind.upper()} report to {path}: it is a folder")
+    if force or not os.path.lexists(path):
+        return
+    if not os.path.islink(path):
+        opening = ",".join(CSV_FIXED_COLUMNS) + "," if kind == "csv" else _json_opening()
+        try:
+            with open(path, "rb") as handle:
+                if handle.read(len(opening.encode())) == opening.encode():
+                    return
+        except OSError:
+            pass
+    raise ClassroomError(f"{path} exists and is not a {kind.upper()} report of npseq grade: not replaced "
+                         f"(use --force to replace it, or give another path)")
+
+
+def _json_opening() -> str:
+    """How every JSON report of ours starts, the marker first (:meth:`ClassReport.to_dict`, indented by 2)."""
+    return "{\n" + f'  "npseq": {json.dumps(MARKER)},'
+
+
+def write_reports(report: ClassReport, csv_path: str, json_path: str, force: bool = False) -> None:
+    """Write the class's CSV and JSON, after checking that neither replaces a file we did not write.
+
+    Raises:
+        ClassroomError: a file that may not be replaced (see :func:`refuse_foreign`), or one that cannot be written.
+    """
+    refuse_foreign(csv_path, "csv", force)
+    refuse_foreign(json_path, "json", force)
+    for path, text in ((csv_path, report.to_csv()), (json_path, json.dumps(report.to_dict(), indent=2) + "\n")):
+        try:
+            write_atomically(path, text, private=True)  # a report holds grades
+        except OSError as exc:
+            raise ClassroomError(f"cannot write {path} ({exc.strerror or exc})") from None

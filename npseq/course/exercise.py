@@ -1,0 +1,79 @@
+"""What an exercise is: the :class:`Exercise` record, and :func:`declare`, which makes one of a solved function.
+
+An exercise is declared once, in :mod:`npseq.course.sheet`, as its solved function under
+``@declare(...)``. The function gives the name, the signature, the hand-out's text (its
+docstring) and the solution (its body); the decorator gives what grading needs. What one
+exercise builds on (the learner's earlier functions its solution calls) is read off the
+solution itself, so it cannot fall out of step with it.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import textwrap
+from typing import Callable
+
+
+@dataclasses.dataclass(frozen=True)
+class Exercise:
+    """One graded function, as the sheet declares it."""
+    name: str
+    signature: str          # "rnn_step_backward(dnext_h, cache)", the solution's own
+    title: str              # the heading of its section: "RNN"
+    summary: str            # one line for the sheet's list of exercises
+    practises: str          # what it practises, for the instructor's table
+    grads: tuple            # the names of the returned gradients, in order
+    engine: Callable        # npseq's reference backward, which every case is held to
+    cases: tuple            # npseq.course.cases.Case records
+    forwards: tuple         # names in npseq.functional that the hand-out imports for it
+    solution: Callable      # the solved function; its docstring is the hand-out's text
+    gates: tuple = ()       # the gate names of the weights' column blocks, in order (LSTM: i, f, o, g)
+    gated: tuple = ()       # the returned gradients whose last axis holds those blocks
+    time_axes: tuple = ()   # (gradient name, axis of the time steps) for the sequence gradients
+    upstream_time_axis: int | None = None  # a recurrence: the time axis of the first upstream gradient
+    placeholder: str = ""   # the skeleton's body where ``raise NotImplementedError`` alone would say too little
+    builds_on: tuple = ()   # the exercises its solution calls (the learner's own), in the order of the sheet
+
+    @property
+    def docstring(self) -> str:
+        return inspect.getdoc(self.solution)
+
+
+def declare(**fields) -> Callable:
+    """Mark a solved function of the sheet as an exercise; ``fields`` are :class:`Exercise`'s (but the derived ones).
+
+    The function is returned unchanged (a solutions copy is its source as written);
+    :func:`exercise_table` turns the marks into records.
+    """
+    def mark(function):
+        function.__exercise__ = fields
+        return function
+    return mark
+
+
+def solution_source(function: Callable) -> str:
+    """The function's source as a learner writes it: ``def`` to its last line, without the ``@declare`` above."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    node = tree.body[0]
+    lines = textwrap.dedent(inspect.getsource(function)).splitlines(keepends=True)
+    return "".join(lines[node.lineno - 1:node.end_lineno])
+
+
+def called_names(function: Callable) -> set:
+    """Every bare name the function's body calls (``f(...)``, not ``obj.f(...)``)."""
+    tree = ast.parse(solution_source(function))
+    return {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+
+
+def exercise_table(namespace: dict) -> tuple:
+    """The :class:`Exercise` records of the functions marked by :func:`declare` in ``namespace``, in its order."""
+    marked = [value for value in namespace.values() if callable(value) and hasattr(value, "__exercise__")]
+    names = [function.__name__ for function in marked]
+    table = []
+    for function in marked:
+        calls = called_names(function)
+        table.append(Exercise(name=function.__name__, signature=f"{function.__name__}{inspect.signature(function)}",
+                              solution=function, builds_on=tuple(name for name in names if name in calls),
+                              **function.__exercise__))
+    return tuple(table)

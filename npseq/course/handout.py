@@ -1,0 +1,353 @@
+"""The hand-out, written from the sheet: the skeleton (a ``.py`` or a notebook), its README, and a solved copy.
+
+Everything here follows from the declarations in :mod:`npseq.course.sheet`: each
+exercise's section is its solved function with the body replaced by ``raise
+NotImplementedError`` (:func:`skeleton_source`), the README's section is its docstring,
+the list at the top of the skeleton is the exercises' summaries, and the hand-out
+imports the forwards they name. A subset brings along what it builds on
+(:func:`with_prerequisites`), and keeps the sheet's numbers.
+
+No work is lost: a file of the hand-out that already exists with other content (a
+skeleton a learner has filled in) is never replaced unless ``force`` is given, and no
+other file in the folder is touched (:func:`write_files`).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+
+from .exercise import Exercise, solution_source
+from .files import write_atomically
+from .grader import DEFAULT_TIMEOUT
+from .notebook import NotebookExercise, handout_notebook, notebook_text
+from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
+
+SKELETON_NAME = "backprop_exercises.py"
+NOTEBOOK_NAME = "backprop_exercises.ipynb"
+SOLUTIONS_NAME = "backprop_solutions.py"
+
+_COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+           "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+
+INTRO = """\
+Backpropagation by hand: {count} backward passes of sequence models.
+
+Copy this file (e.g. to ``my_backprop.py``), replace each ``raise NotImplementedError``
+by your code, and grade it as often as you like:
+
+    npseq grade my_backprop.py              # or: python -m npseq.grade my_backprop.py
+    npseq grade my_backprop.py --only {first}
+
+(running the file itself, ``python my_backprop.py``, grades it too).
+
+The forward passes are npseq's own, imported below, so every cache you receive has
+npseq's layout; each exercise lists the fields you may use. The grader runs the
+forward on fixed float64 inputs, calls your backward on the cache, and compares
+each gradient you return with finite differences of the forward and with npseq's
+own backward. Keep the signatures and the order of the returned gradients.
+
+Notation in the hints: ``*`` multiplies elementwise (with NumPy broadcasting),
+``@`` is a matrix product, ``A^T`` a transpose, ``sum_n`` a sum over the batch
+axis. Shapes: N batch, T time steps, D input features, H hidden units, V vocabulary;
+attention: Q queries, K keys, Dq/Dk/Dv query/key/value features, h the scoring MLP's
+hidden size; the decoder step: E embedding, S source steps, H_enc encoder features;
+multi-head attention: h heads, T_q/T_k query/key steps, D projected features,
+d = D/h per head.
+Gradient names mirror the forward's arguments: ``dWx`` is dLoss/dWx, and so on.
+The gradient of an array always has that array's shape.
+"""
+
+NUMPY_IMPORT = "import numpy as np  # noqa: F401 (you will need it)\n"
+
+
+class HandoutError(Exception):
+    """The hand-out cannot be written (an unknown name, a file it would replace, a folder it cannot write); one line."""
+
+
+def with_prerequisites(names) -> list:
+    """``names`` and every exercise they build on (``Exercise.builds_on``, transitively), in the order of the sheet."""
+    chosen, pending = set(), list(names)
+    while pending:
+        name = pending.pop()
+        if name not in chosen:
+            chosen.add(name)
+            pending.extend(EXERCISE_BY_NAME[name].builds_on)
+    return [name for name in NAMES if name in chosen]
+
+
+def chosen_exercises(only=None) -> list:
+    """The exercises of a hand-out: all, or ``only`` and what they build on.
+
+    Raises:
+        HandoutError: ``only`` names something that is not an exercise.
+    """
+    unknown = [name for name in (only or ()) if name not in NAMES]
+    if unknown:
+        raise HandoutError(f"--only: expected names from {list(NAMES)}, got {unknown}")
+    names = list(NAMES) if not only else with_prerequisites(only)
+    return [EXERCISE_BY_NAME[name] for name in names]
+
+
+def number_of(exercise: Exercise) -> int:
+    """The exercise's number on the sheet (from 1), the same in every hand-out."""
+    return NAMES.index(exercise.name) + 1
+
+
+def grade_arguments(exercises: list) -> list:
+    """The ``--only`` words that make ``npseq grade`` grade exactly ``exercises`` (none for the whole sheet)."""
+    names = [exercise.name for exercise in exercises]
+    return [] if names == list(NAMES) else [word for name in names for word in ("--only", name)]
+
+
+def grade_command(file_name: str, exercises: list) -> str:
+    return " ".join(["npseq grade", file_name] + grade_arguments(exercises))
+
+
+def without_hints(source: str) -> str:
+    """Drop a docstring's ``Hints:`` section (from that line to the closing quotes)."""
+    kept, skipping = [], False
+    for line in source.splitlines(keepends=True):
+        if line.strip() == "Hints:":
+            skipping = True
+        elif skipping and line.strip() == '"""':
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return "".join(kept)
+
+
+def skeleton_source(exercise: Exercise, hints: bool = True) -> str:
+    """The exercise as the learner gets it: its signature and docstring, the body ``raise NotImplementedError``."""
+    source = solution_source(exercise.solution)
+    docstring_end = ast.parse(source).body[0].body[0].end_lineno
+    head = "".join(source.splitlines(keepends=True)[:docstring_end])
+    head = head if hints else without_hints(head)
+    default = f'raise NotImplementedError("{exercise.name}: the equations are in the docstring")'
+    placeholder = exercise.placeholder or default
+    return head + "".join(f"    {line}\n" for line in placeholder.splitlines())
+
+
+def _uses(exercise: Exercise) -> str:
+    """`` (uses exercises 3 and 5)``: the numbers of the exercises its solution builds on, or ``""``."""
+    uses = [str(number_of(EXERCISE_BY_NAME[name])) for name in exercise.builds_on]
+    return f" (uses exercise{'s' if len(uses) > 1 else ''} {' and '.join(uses)})" if uses else ""
+
+
+def _summary_list(exercises: list) -> str:
+    width = max(len(exercise.name) for exercise in exercises) + 8
+    return "\n".join(f"{f'{number_of(exercise)}. ``{exercise.name}``':<{width}} {exercise.summary}{_uses(exercise)}"
+                     for exercise in exercises)
+
+
+def markdown_table(exercises: list) -> str:
+    """The exercises as a Markdown table: number, signature, graded gradients, what each practises."""
+    rows = ["| # | function | graded gradients | what it practises |", "| --- | --- | --- | --- |"]
+    rows += [f"| {number_of(e)} | `{e.signature}` | `{', '.join(e.grads)}` | {e.practises}{_uses(e)} |"
+             for e in exercises]
+    return "\n".join(rows)
+
+
+def _docstring(exercises: list) -> str:
+    count = _COUNTS[len(exercises)] if len(exercises) < len(_COUNTS) else str(len(exercises))
+    return ('"""' + INTRO.format(count=count, first=exercises[0].name) + "\nExercises, roughly easiest first:\n\n"
+            + _summary_list(exercises)
+            + "\n\nAn exercise may call your own earlier functions (they are in this file).\n" + '"""\n')
+
+
+def forwards_import(exercises: list) -> str:
+    """``from npseq.functional import (...)``: the forwards the exercises' caches come from."""
+    names = sorted({name for exercise in exercises for name in exercise.forwards})
+    if not names:
+        return ""
+    listed = "".join(f"    {name},\n" for name in names)
+    return ("from npseq.functional import (  # noqa: F401 (the forwards, to experiment with: their caches are your "
+            "inputs)\n" + listed + ")\n")
+
+
+def _section_comment(exercise: Exercise) -> str:
+    title = f" {number_of(exercise)}. {exercise.title}"
+    return "# " + "-" * (90 - len(title)) + title + "\n"
+
+
+def _main_block(file_name: str, exercises: list) -> str:
+    arguments = ", ".join(repr(word) for word in grade_arguments(exercises))
+    return ('if __name__ == "__main__":\n    import sys\n\n    from npseq.grade import main\n\n'
+            f"    sys.exit(main([__file__{', ' + arguments if arguments else ''}] + sys.argv[1:]))\n")
+
+
+def skeleton(exercises: list, hints: bool = True) -> str:
+    """The text of ``backprop_exercises.py`` for ``exercises``."""
+    imports = NUMPY_IMPORT + "\n" + forwards_import(exercises)
+    sections = [_section_comment(exercise) + skeleton_source(exercise, hints) for exercise in exercises]
+    parts = [_docstring(exercises) + imports] + sections + [_main_block(SKELETON_NAME, exercises)]
+    return "\n\n\n".join(part.rstrip("\n") for part in parts) + "\n"
+
+
+def _helpers_of(exercises: list) -> list:
+    """The sheet's own helper functions that the chosen solutions call (``_split`` for multi-head attention)."""
+    from . import sheet
+    called = set().union(*(ast_names(solution_source(exercise.solution)) for exercise in exercises))
+    return [value for name, value in vars(sheet).items()
+            if name.startswith("_") and callable(value) and getattr(value, "__module__", None) == sheet.__name__
+            and name in called]
+
+
+def ast_names(source: str) -> set:
+    return {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
+
+
+def solutions(exercises: list) -> str:
+    """A solved copy of the hand-out: every chosen exercise's solution, in plain NumPy (for the instructor's key)."""
+    import inspect
+    helpers = [inspect.getsource(helper) for helper in _helpers_of(exercises)]
+    bodies = helpers + [solution_source(exercise.solution) for exercise in exercises]
+    return ('"""Solutions of the backpropagation exercises: the instructor\'s key, not for learners."""\n'
+            "import numpy as np\n\n\n" + "\n\n".join(body.rstrip("\n") + "\n" for body in bodies))
+
+
+def readme(exercises: list, hints: bool = True, file_name: str = SKELETON_NAME) -> str:
+    """The hand-out's README: how to grade, what the score means, and each exercise's docstring."""
+    command = grade_command(file_name, exercises)
+    is_notebook = file_name.endswith(".ipynb")
+    lines = ["# Backpropagation exercises", "",
+             f"Write the backward passes in `{file_name}`: replace each `raise NotImplementedError` by your "
+             "code, keeping the names, the signatures and the order of the returned gradients. The forward "
+             "passes are npseq's own (the file imports them), so every cache has npseq's layout; each docstring "
+             "lists the fields you may use" + (" and gives hints." if hints else "."),
+             "", "You need npseq installed (`pip install npseq`, or `pip install -e .` in its repository).", "",
+             "## Grading", "", "```", command,
+             ("# or run the notebook's last cell (save the notebook first)" if is_notebook
+              else f"python {file_name}              # the same"), "```", "",
+             "The grader runs npseq's forward on fixed float64 inputs in a few cases (edge cases included: N=1, "
+             "T=1, a row of all padding, repeated ids), calls your function on the cache and checks each "
+             "gradient against finite differences and against npseq's own backward. A wrong tensor is "
+             "located: its worst element, the gate and unit of a gate weight, the first wrong time step of a "
+             "sequence gradient. Each function is worth one point, shared by its (case, tensor) pairs. "
+             f"Each function runs in its own process with a time limit ({DEFAULT_TIMEOUT:g} s, `--timeout`). "
+             "Exit code 0 when all is correct, 1 otherwise, 2 when the file cannot be loaded.", "",
+             "Using npseq's own backward functions is reported to the instructor.", "",
+             "For an autograder: `--format json` prints one JSON object; `--format gradescope --results "
+             "/autograder/results/results.json` writes Gradescope's results.", "",
+             "## The exercises", "", markdown_table(exercises), ""]
+    for exercise in exercises:
+        docstring = ast.get_docstring(ast.parse(skeleton_source(exercise, hints)).body[0])
+        lines += [f"### {number_of(exercise)}. `{exercise.signature}`", "", "```text", docstring, "```", ""]
+    return "\n".join(lines)
+
+
+def notebook(exercises: list, hints: bool = True) -> str:
+    """The text of ``backprop_exercises.ipynb``: equations as Markdown, a code cell per function, a grading cell."""
+    sections = []
+    for exercise in exercises:
+        source = skeleton_source(exercise, hints)
+        docstring = ast.get_docstring(ast.parse(source).body[0])
+        code = _without_docstring(source, exercise)
+        heading = f"{number_of(exercise)}. {exercise.title}: `{exercise.name}`"
+        sections.append(NotebookExercise(heading, f"{exercise.summary}.\n\n```text\n{docstring}\n```", code))
+    arguments = ", ".join(repr(word) for word in [NOTEBOOK_NAME] + grade_arguments(exercises))
+    grading = ('if __name__ == "__main__":  # runs here; the grader reads this notebook without running this cell\n'
+               "    from npseq.grade import main\n\n"
+               f"    exit_code = main([{arguments}])")
+    intro = ("Write the backward passes below: replace each `raise NotImplementedError` by your code, keeping "
+             "the names, the signatures and the order of the returned gradients. The forward passes are npseq's "
+             "own (the first cell imports them), so every cache has npseq's layout. The notation is NumPy's: `*` "
+             "multiplies elementwise, `@` is a matrix product, `A^T` a transpose, `sum_n` a sum over the batch.")
+    grading_intro = (f"## Grading\n\nSave the notebook, then run the cell below: it grades `{NOTEBOOK_NAME}` as "
+                     f"`{grade_command(NOTEBOOK_NAME, exercises)}` does in a terminal.")
+    setup = (NUMPY_IMPORT + "\n" + forwards_import(exercises)).rstrip("\n")
+    return notebook_text(handout_notebook("Backpropagation exercises", intro, setup, sections, grading_intro,
+                                          grading))
+
+
+def _without_docstring(source: str, exercise: Exercise) -> str:
+    """The skeleton's code for a notebook cell: the ``def`` line, a one-line docstring, the ``raise``."""
+    node = ast.parse(source).body[0]
+    lines = source.splitlines(keepends=True)
+    header = "".join(lines[:node.body[0].lineno - 1])
+    first_line = ast.get_docstring(node).splitlines()[0]
+    return (header + f'    """{first_line} (the equations are in the cell above)"""\n'
+            + "".join(lines[node.body[0].end_lineno:])).rstrip("\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class Written:
+    """What :func:`write_files` did."""
+    written: tuple    # paths written (new, or replaced with force)
+    unchanged: tuple  # paths that already held exactly this text
+
+
+def write_files(out: str, files: dict, force: bool = False) -> Written:
+    """Write ``files`` (name -> text) into the folder ``out`` without losing anyone's work.
+
+    A file that exists with other content is refused unless ``force`` (all are checked before
+    any is written, so a refusal writes nothing); one with the same content is left alone; a
+    link is never written through (the new file replaces the link itself, and only with
+    ``force``). Each file is written to a temporary file beside it and moved into place, so a
+    full disk leaves the old file whole. Nothing else in ``out`` is touched.
+
+    Raises:
+        HandoutError: a file would be replaced, or ``out`` cannot be written (one line).
+    """
+    targets = {os.path.join(out, name): text for name, text in files.items()}
+    refused, unchanged = [], []
+    for path, text in targets.items():
+        if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
+            refused.append(path)
+        elif os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    same = handle.read() == text
+            except (OSError, UnicodeDecodeError):
+                same = False
+            (unchanged if same else refused).append(path)
+    if refused and not force:
+        raise HandoutError(f"--out: {', '.join(refused)} already exist{'s' if len(refused) == 1 else ''} with "
+                           "other content (a learner's work?); add --force to replace "
+                           f"{'it' if len(refused) == 1 else 'them'}")
+    written = []
+    try:
+        os.makedirs(out, exist_ok=True)
+        for path, text in targets.items():
+            if path in unchanged:
+                continue
+            write_atomically(path, text)
+            written.append(path)
+    except OSError as exc:
+        raise HandoutError(f"--out: cannot write to {out!r} ({exc.strerror})") from None
+    return Written(tuple(written), tuple(unchanged))
+
+
+def handout_files(only=None, hints: bool = True, as_notebook: bool = False) -> dict:
+    """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README."""
+    exercises = chosen_exercises(only)
+    if as_notebook:
+        return {NOTEBOOK_NAME: notebook(exercises, hints), "README.md": readme(exercises, hints, NOTEBOOK_NAME)}
+    return {SKELETON_NAME: skeleton(exercises, hints), "README.md": readme(exercises, hints)}
+
+
+def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = False, force: bool = False) -> Written:
+    """Write the hand-out into ``out``: the skeleton with the chosen exercises and a README with their equations.
+
+    Args:
+        out: the folder (made if missing).
+        only: ``None`` for every exercise, or names from :data:`~npseq.course.sheet.NAMES`; the
+            exercises they build on come too.
+        hints: keep each exercise's ``Hints:`` (the backward equations); ``False`` leaves the
+            forward equations, the cache fields and the shapes only.
+        as_notebook: write ``backprop_exercises.ipynb`` instead of ``backprop_exercises.py``.
+        force: replace files of the hand-out that hold other content.
+
+    Raises:
+        HandoutError: ``only`` names no exercise, a file would be replaced, or ``out`` cannot be written.
+    """
+    return write_files(out, handout_files(only, hints, as_notebook), force)
+
+
+def write_solutions(out: str, only=None, force: bool = False) -> Written:
+    """Write the solved copy, ``backprop_solutions.py``, into ``out`` (for the instructor and the tests)."""
+    return write_files(out, {SOLUTIONS_NAME: solutions(chosen_exercises(only))}, force)
+
+
+__all__ = ["EXERCISES", "HandoutError", "Written", "handout_files", "skeleton", "solutions", "with_prerequisites",
+           "write_files", "write_handout", "write_solutions"]

@@ -1,0 +1,229 @@
+"""The grade of a submission as records, and their renderings: text tables, JSON, Gradescope's results.
+
+A :class:`GradeReport` holds one :class:`FunctionGrade` per exercise graded, each with a
+:class:`TensorGrade` per (case, returned gradient) and a :class:`CaseProblem` per case in
+which the learner's function gave nothing to check. The records are plain data: the
+grader (:mod:`npseq.course.grader`) fills them, and nothing here runs a learner's code.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class TensorGrade:
+    """One returned gradient in one case."""
+    case: str
+    tensor: str
+    shape: tuple           # the expected shape
+    fd_error: float        # largest relative error against finite differences (inf when not comparable)
+    engine_diff: float     # largest absolute difference from npseq's own backward (inf when not comparable)
+    ok: bool
+    problem: str = ""      # what is wrong, for a failing tensor
+    first_wrong_step: int | None = None  # sequence gradients: see npseq.gradcheck.first_wrong_step
+    diagnosis: str = ""    # for a failing tensor, where it is wrong in class-wide words (grader.diagnose)
+
+    def to_dict(self) -> dict:
+        return {"case": self.case, "tensor": self.tensor, "shape": list(self.shape), "ok": self.ok,
+                "fd_error": _finite_or_none(self.fd_error), "engine_diff": _finite_or_none(self.engine_diff),
+                "problem": self.problem, "first_wrong_step": self.first_wrong_step,
+                "diagnosis": self.diagnosis}
+
+
+@dataclasses.dataclass
+class CaseProblem:
+    """A case in which the learner's function gave no gradients to check."""
+    case: str
+    kind: str     # "not implemented" or "error"
+    message: str
+
+
+FAILURES = ("time limit", "crashed", "exited", "sys.exit")
+"""How a function can fail as a whole (it then scores 0): what :attr:`FunctionGrade.failure` starts with."""
+
+
+@dataclasses.dataclass
+class FunctionGrade:
+    """The verdict on one exercise function."""
+    name: str
+    signature: str
+    attempted: bool                            # the file defines the name
+    rows: list = dataclasses.field(default_factory=list)      # TensorGrade, case by case
+    problems: list = dataclasses.field(default_factory=list)  # CaseProblem
+    total: int = 0                             # (case, tensor) pairs
+    cases: tuple = ()                          # the case labels, in grading order
+    note: str = ""
+    failure: str = ""                          # one line starting with one of FAILURES: it scored 0 as a whole
+    npseq_calls: tuple = ()                    # npseq backward functions its code called while graded
+
+    @property
+    def correct(self) -> int:
+        return 0 if self.failure else sum(row.ok for row in self.rows)
+
+    @property
+    def points(self) -> float:
+        """Fraction of this function's (case, tensor) pairs that are correct, in ``[0, 1]``."""
+        return self.correct / self.total if self.total else 0.0
+
+    @property
+    def status(self) -> str:
+        """``"not attempted"``, ``"not implemented"``, ``"correct"``, ``"incorrect"``, or one of :data:`FAILURES`."""
+        if self.failure:
+            return next((kind for kind in FAILURES if self.failure.startswith(kind)), "crashed")
+        if not self.attempted:
+            return "not attempted"
+        if self.problems and all(p.kind == "not implemented" for p in self.problems) and not self.rows:
+            return "not implemented"
+        return "correct" if self.correct == self.total else "incorrect"
+
+    def diagnoses(self) -> list:
+        """What is wrong, one entry per distinct mistake over all cases, in words shared by every file.
+
+        A failure as a whole is its status ("time limit"); a case without gradients is its kind
+        and exception ("error: ValueError"); a wrong tensor is its diagnosis ("dWx: gate g, every unit").
+        """
+        if self.failure:
+            return [self.status]
+        found = [f"{p.kind}: {p.message.split(':')[0].split(' (')[0]}" if p.kind == "error" else p.kind
+                 for p in self.problems]
+        found += [row.diagnosis for row in self.rows if not row.ok]
+        return list(dict.fromkeys(found))
+
+    def rows_for(self, tensor: str) -> list:
+        return [row for row in self.rows if row.tensor == tensor]
+
+    def section(self) -> str:
+        if self.failure:
+            return f"== {self.signature}: {self.failure}, 0 points"
+        if self.status == "not attempted":
+            return f"== {self.signature}: not attempted (not defined in the file), 0 points"
+        if self.status == "not implemented":
+            messages = dict.fromkeys(p.message for p in self.problems)
+            return "\n".join([f"== {self.signature}: not implemented, 0 points"]
+                             + [f"   {message}" for message in messages])
+        lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {self.points:.2f} points"]
+        if self.note:
+            lines.append(f"   note: {self.note}")
+        header = ("case", "tensor", "shape", "rel err vs FD", "abs diff vs npseq", "verdict")
+        cells = []
+        problems = {p.case: p for p in self.problems}
+        for case in ("all cases",) + tuple(self.cases):
+            if case in problems:
+                p = problems[case]
+                cells.append((case, "-", "-", "-", "-", f"{p.kind.upper()}: {p.message}"))
+            for row in (r for r in self.rows if r.case == case):
+                cells.append((case, row.tensor, "x".join(map(str, row.shape)) or "scalar",
+                              _number(row.fd_error), _number(row.engine_diff),
+                              "ok" if row.ok else f"FAIL ({row.problem})"))
+        widths = [max(len(str(cell)) for cell in column) for column in zip(header, *cells)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        lines += ["   " + fmt.format(*header).rstrip(), "   " + "  ".join("-" * w for w in widths)]
+        lines += ["   " + fmt.format(*cell).rstrip() for cell in cells]
+        return "\n".join(lines)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> FunctionGrade:
+        """The grade back from :meth:`to_dict`'s JSON (errors not comparable come back as ``inf``)."""
+        def number(value):
+            return float("inf") if value is None else value
+        rows = [TensorGrade(row["case"], row["tensor"], tuple(row["shape"]), number(row["fd_error"]),
+                            number(row["engine_diff"]), row["ok"], row["problem"], row["first_wrong_step"],
+                            row["diagnosis"]) for row in data["tensors"]]
+        return cls(data["name"], data["signature"], attempted=data["status"] != "not attempted", rows=rows,
+                   problems=[CaseProblem(**problem) for problem in data["problems"]], total=data["total"],
+                   note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]))
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "signature": self.signature, "status": self.status,
+                "points": self.points, "max_points": 1, "correct": self.correct, "total": self.total,
+                "failure": self.failure, "note": self.note, "npseq_calls": list(self.npseq_calls),
+                "problems": [dataclasses.asdict(p) for p in self.problems],
+                "tensors": [row.to_dict() for row in self.rows]}
+
+
+def _number(value: float) -> str:
+    return "-" if value == float("inf") else f"{value:.1e}"
+
+
+def _finite_or_none(value: float):
+    """JSON has no inf or NaN: a value that cannot be compared is ``null``."""
+    return value if value == value and abs(value) != float("inf") else None
+
+
+@dataclasses.dataclass(repr=False)
+class GradeReport:
+    """The result of :func:`grade_file`; prints as one table per function and a score."""
+    path: str
+    functions: list  # FunctionGrade, in exercise order
+    honesty: list = dataclasses.field(default_factory=list)  # lines of the file that import or name npseq's backward
+    seconds: float = 0.0                                       # wall-clock time of the grading
+    notes: list = dataclasses.field(default_factory=list)    # what reading the file skipped (a notebook's magics)
+
+    @property
+    def score(self) -> float:
+        """Total points as a percentage of the graded functions (each worth one point)."""
+        return 100.0 * sum(f.points for f in self.functions) / len(self.functions) if self.functions else 0.0
+
+    @property
+    def points(self) -> float:
+        return sum(f.points for f in self.functions)
+
+    @property
+    def ok(self) -> bool:
+        """True when every graded function is entirely correct (100 %)."""
+        return all(f.status == "correct" for f in self.functions)
+
+    @property
+    def missing(self) -> list:
+        """Names of the exercise functions the file does not define."""
+        return [f.name for f in self.functions if not f.attempted]
+
+    @property
+    def flagged(self) -> bool:
+        """True when the file imports, names or calls npseq's own backward functions."""
+        return bool(self.honesty) or any(f.npseq_calls for f in self.functions)
+
+    def __getitem__(self, name: str) -> FunctionGrade:
+        for function in self.functions:
+            if function.name == name:
+                return function
+        raise KeyError(f"name: no function {name!r} in this report; it has {[f.name for f in self.functions]}")
+
+    def honesty_lines(self) -> list:
+        if not self.flagged:
+            return []
+        called = sorted({name for f in self.functions for name in f.npseq_calls})
+        lines = ["honesty note (the score is unchanged; the instructor decides): this file uses npseq's own "
+                 "backward functions"]
+        lines += [f"   {line}" for line in self.honesty]
+        if called:
+            lines.append(f"   called while graded: {', '.join(called)}")
+        return lines
+
+    def table(self) -> str:
+        lines = [f"grading {self.path}", ""]
+        if self.notes:
+            lines += ["skipped while reading the notebook (not Python):"] + [f"   {note}" for note in self.notes] + [""]
+        for function in self.functions:
+            lines += [function.section(), ""]
+        if self.missing:
+            lines.append(f"not attempted (0 points): {', '.join(self.missing)}")
+        lines += self.honesty_lines()
+        unit = "point" if len(self.functions) == 1 else "points"
+        lines.append(f"score: {self.points:.2f} / {len(self.functions)} {unit} = {self.score:.1f}%"
+                     + ("  -- all correct" if self.ok else ""))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """The report as plain JSON data (``--format json``)."""
+        return {"file": self.path, "score": self.score, "points": self.points, "max_points": len(self.functions),
+                "all_correct": self.ok, "execution_time": round(self.seconds, 3),
+                "flagged": self.flagged, "honesty": self.honesty, "notes": self.notes,
+                "exercises": [f.to_dict() for f in self.functions]}
+
+    def __str__(self) -> str:
+        return self.table()
+
+    __repr__ = __str__
+
+

@@ -1,0 +1,131 @@
+"""A learner's submission: a ``.py`` file or a notebook, read as Python source and imported as a fresh module.
+
+A notebook (``.ipynb``) is its code cells in order; IPython's own lines (magics, shell
+escapes) are not Python and are skipped, each with a note the report shows
+(:mod:`npseq.course.notebook`). Everything the grader says about a place in the file
+names it as the learner sees it: ``line 6`` in a ``.py``, ``cell 3, line 2`` in a notebook.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import traceback
+import types
+from typing import Callable
+
+from .notebook import NotebookError, read_notebook_code
+
+MODULE_NAME = "_npseq_submission"
+"""The name the learner's file is imported under (so its ``if __name__ == "__main__":`` block does not run)."""
+
+
+class SubmissionError(Exception):
+    """The learner's file cannot be graded (missing, unreadable, or it fails to import); one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Submission:
+    """A learner's file as Python source."""
+    path: str                 # absolute
+    source: str | bytes
+    notes: tuple = ()         # what was skipped in a notebook, one line each
+    where: Callable = None    # line number of ``source`` -> "line 6" or "cell 3, line 2"
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    def place(self, line: int) -> str:
+        return self.where(line) if self.where else f"line {line}"
+
+    def scratch_files(self) -> dict:
+        """What a sandboxed child gets in its scratch folder: the file itself, under its own name."""
+        source = self.source if isinstance(self.source, bytes) else self.source.encode("utf-8")
+        return {self.name: source}
+
+    def moved_to(self, folder: str) -> Submission:
+        """The same submission, as if it lay in ``folder`` (the child's scratch folder)."""
+        return dataclasses.replace(self, path=os.path.join(folder, self.name))
+
+    def folders(self) -> tuple:
+        """The folders a child grading it has no business seeing: its own (other students' files may lie
+        there) and the grader's working folder."""
+        return tuple(dict.fromkeys([os.path.dirname(self.path), os.getcwd()]))
+
+
+def one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def read_submission(path: str) -> Submission:
+    """Read the learner's ``.py`` (or ``.ipynb``) file at ``path``.
+
+    Raises:
+        SubmissionError: no such file, unreadable, or a notebook that is not one (one line).
+    """
+    given, path = path, os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise SubmissionError(f"no such file: {given}")
+    if path.endswith(".ipynb"):
+        try:
+            code = read_notebook_code(path)
+        except NotebookError as exc:
+            raise SubmissionError(one_line(exc)) from None
+        return Submission(path, code.source, code.notes, code.where)
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()  # bytes: compile() honours an encoding declaration
+    except OSError as exc:
+        raise SubmissionError(f"cannot read {given}: {exc.strerror}") from None
+    return Submission(path, source)
+
+
+def learner_line(exc: BaseException, submission: Submission) -> str:
+    """`` (file.py, line n)``: the deepest frame of the traceback that is in the learner's file, or ``""``."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if os.path.abspath(frame.filename) == submission.path:
+            return f" ({submission.name}, {submission.place(frame.lineno)})"
+    return ""
+
+
+def describe(exc: BaseException, submission: Submission) -> str:
+    """``Type: message (file.py, line n)``, the line being the deepest one in the learner's file."""
+    message = one_line(exc)
+    return f"{type(exc).__name__}{': ' + message if message else ''}{learner_line(exc, submission)}"
+
+
+def load_submission(submission: Submission) -> types.ModuleType:
+    """Import the learner's source as a fresh module (its ``if __name__ == "__main__":`` block does not run).
+
+    This runs the learner's code in the calling process: the grader calls it only in a
+    child process.
+
+    Raises:
+        SubmissionError: a syntax error, or an exception while importing; one line naming the learner's line.
+    """
+    try:
+        code = compile(submission.source, submission.path, "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
+        line = f", {submission.place(exc.lineno)}" if getattr(exc, "lineno", None) else ""
+        text = getattr(exc, "msg", None) or one_line(exc)
+        raise SubmissionError(f"{submission.name}{line}: {type(exc).__name__}: {text}") from None
+    module = types.ModuleType(MODULE_NAME)
+    module.__file__ = submission.path
+    # Registered (dataclasses look their module up while it runs; the next file graded
+    # replaces it), and its folder is importable, as when the learner runs it with python.
+    sys.modules[MODULE_NAME] = module
+    folder = os.path.dirname(submission.path)
+    sys.path.insert(0, folder)
+    try:
+        exec(code, module.__dict__)
+    except (Exception, SystemExit) as exc:
+        sys.modules.pop(MODULE_NAME, None)
+        if isinstance(exc, SyntaxError):  # in a module the learner's file imports
+            raise SubmissionError(f"{os.path.basename(exc.filename or '?')}, line {exc.lineno}: "
+                                  f"{type(exc).__name__}: {exc.msg}") from None
+        raise SubmissionError(f"cannot import {submission.name}: {describe(exc, submission)}") from None
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+    return module

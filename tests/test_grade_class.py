@@ -1,0 +1,301 @@
+"""Grading a whole class: a folder of submissions, each in its own process, counted into a CSV, a JSON and a summary.
+
+One class of 40 generated submissions is graded once, through the ``npseq`` command, and
+the tests after it read what that run printed and wrote. The learners' mistakes are
+planted in the sheet's own solutions, so each one has a known diagnosis.
+"""
+import csv
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+from npseq.cli import main
+from npseq.course.classroom import MARKER, ClassroomError, ClassSubmission, find_submissions, grade_class
+from npseq.course.exercise import solution_source
+from npseq.course.sheet import EXERCISE_BY_NAME
+
+EXERCISES = ("rnn_step_backward", "lstm_step_backward")
+ONLY = [word for name in EXERCISES for word in ("--only", name)]
+TIMEOUT = "5"  # per function: the looping submissions stop here; the others need a fraction of a second
+
+
+def solved(*names) -> str:
+    """A file a learner who solved ``names`` hands in: the sheet's own solutions."""
+    return "import numpy as np\n\n\n" + "\n\n".join(solution_source(EXERCISE_BY_NAME[name].solution)
+                                                  for name in names)
+
+
+def planted(source: str, right: str, wrong: str) -> str:
+    """``source`` with its one ``right`` replaced by ``wrong``: one planted mistake."""
+    assert source.count(right) == 1, right
+    return source.replace(right, wrong)
+
+
+CORRECT = solved(*EXERCISES)
+GATE_G_SIGN = planted(CORRECT, "dc * i * (1 - g ** 2)", "-dc * i * (1 - g ** 2)")
+UNTRANSPOSED_DX = planted(CORRECT, "return da @ cache.Wx.T, da @ cache.Wh.T, cache.x.T",
+                          "return da @ cache.Wx, da @ cache.Wh.T, cache.x.T")
+LOOPING = planted(CORRECT, "    da = dnext_h * (1 - cache.next_h ** 2)\n",
+                  "    while True:\n        pass\n    da = dnext_h * (1 - cache.next_h ** 2)\n")
+SYNTAX_ERROR = planted(CORRECT, "def lstm_step_backward(dnext_h, dnext_c, cache):",
+                       "def lstm_step_backward(dnext_h, dnext_c, cache)")
+
+KINDS = {"correct": (CORRECT, 20), "gate_g": (GATE_G_SIGN, 10), "dx": (UNTRANSPOSED_DX, 5),
+         "looping": (LOOPING, 3), "syntax": (SYNTAX_ERROR, 2)}
+
+
+def notebook(source: str) -> str:
+    """``source`` as a notebook of one code cell."""
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": source.splitlines(keepends=True)}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def make_class(folder: pathlib.Path) -> dict:
+    """40 submissions, some in a folder per student, one a notebook, and files that are not submissions.
+
+    Returns each submission's name (relative to ``folder``) -> its kind.
+    """
+    kinds = {}
+    for kind, (source, count) in KINDS.items():
+        for index in range(count):
+            if kind == "correct" and index == 0:
+                name, text = f"{kind}{index:02d}/backprop.ipynb", notebook(source)
+            elif index % 2:
+                name, text = f"section1/{kind}{index:02d}/backprop.py", source
+            else:
+                name, text = f"{kind}{index:02d}.py", source
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+            kinds[name] = kind
+    for skipped in (".hidden.py", "__pycache__/backprop.py", "section1/.ipynb_checkpoints/backprop-checkpoint.ipynb",
+                    ".git/hook.py", "notes.txt", "section1/marks.csv"):
+        (folder / skipped).parent.mkdir(parents=True, exist_ok=True)
+        (folder / skipped).write_text(CORRECT)
+    return kinds
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """The class graded once by ``npseq grade CLASS --jobs 2``: (the finished command, each name's kind, cwd)."""
+    here = tmp_path_factory.mktemp("instructor")
+    kinds = make_class(here / "class")
+    result = subprocess.run([sys.executable, "-m", "npseq", "grade", "class", "--jobs", "2", "--timeout", TIMEOUT]
+                            + ONLY, capture_output=True, text=True, cwd=here, timeout=900)
+    return result, kinds, here
+
+
+def test_the_summary_counts_each_mistake_over_the_class(graded_class):
+    result, _, _ = graded_class
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines() == [
+        "graded 40 submissions: 20 entirely correct, 2 ungradable",
+        "rnn_step_backward: 30 of 40 correct",
+        "   error: ValueError: 5 of 40",
+        "   time limit: 3 of 40",
+        "   ungradable: SyntaxError: 2 of 40",
+        "lstm_step_backward: 28 of 40 correct",
+        "   dWh: gate g, every unit: 10 of 40",
+        "   dWx: gate g, every unit: 10 of 40",
+        "   db: gate g, every unit: 10 of 40",
+        "   (and 3 more in the JSON report)",
+        "wrote grades.csv and grades.json",
+    ]
+    assert result.stderr == ""  # no progress bar: standard error is not a terminal
+
+
+def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded_class):
+    _, kinds, here = graded_class
+    rows = list(csv.reader(io.StringIO((here / "grades.csv").read_text())))
+    assert rows[0] == ["student", "file", "score", *EXERCISES, "flagged", "error"]
+    students = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
+    assert len(rows) == 41 and set(students) == set(kinds)  # sorted, and nothing skipped counts
+    assert [row[0] for row in rows[1:]] == sorted(kinds)
+    expected = {"correct": ("100", "1", "1"), "gate_g": ("58.33", "1", "0.1667"),  # only dprev_c right: 2 of 12
+                "dx": ("50", "0", "1"), "looping": ("50", "0", "1"), "syntax": ("0", "0", "0")}
+    for name, kind in kinds.items():
+        row = students[name]
+        assert row["file"] == os.path.join("class", name) and row["flagged"] == "no"
+        assert (row["score"], row["rnn_step_backward"], row["lstm_step_backward"]) == expected[kind], name
+        if kind == "syntax":
+            line = SYNTAX_ERROR.splitlines().index("def lstm_step_backward(dnext_h, dnext_c, cache)") + 1
+            assert row["error"] == f"ungradable: {os.path.basename(name)}, line {line}: SyntaxError: expected ':'"
+        else:
+            assert row["error"] == ""
+
+
+def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
+    _, kinds, here = graded_class
+    data = json.loads((here / "grades.json").read_text())
+    assert data["npseq"] == MARKER and data["exercises"] == list(EXERCISES) and data["submissions"] == 40
+    assert data["all_correct"] is False
+    summary = {e["exercise"]: (e["correct"], e["students"], [(d["diagnosis"], d["students"]) for d in e["diagnoses"]])
+               for e in data["summary"]}
+    assert summary == {
+        "rnn_step_backward": (30, 40, [("error: ValueError", 5), ("time limit", 3), ("ungradable: SyntaxError", 2)]),
+        "lstm_step_backward": (28, 40, [("dWh: gate g, every unit", 10), ("dWx: gate g, every unit", 10),
+                                        ("db: gate g, every unit", 10), ("dprev_h: every element", 10),
+                                        ("dx: every element", 10), ("ungradable: SyntaxError", 2)]),
+    }
+    expected = {
+        "correct": ({"rnn_step_backward": "correct", "lstm_step_backward": "correct"},
+                    {"rnn_step_backward": [], "lstm_step_backward": []}),
+        "gate_g": ({"rnn_step_backward": "correct", "lstm_step_backward": "incorrect"},
+                   {"rnn_step_backward": [], "lstm_step_backward": [
+                       "dx: every element", "dprev_h: every element", "dWx: gate g, every unit",
+                       "dWh: gate g, every unit", "db: gate g, every unit"]}),
+        "dx": ({"rnn_step_backward": "incorrect", "lstm_step_backward": "correct"},
+               {"rnn_step_backward": ["error: ValueError"], "lstm_step_backward": []}),
+        "looping": ({"rnn_step_backward": "time limit", "lstm_step_backward": "correct"},
+                    {"rnn_step_backward": ["time limit"], "lstm_step_backward": []}),
+        "syntax": ({"rnn_step_backward": "ungradable", "lstm_step_backward": "ungradable"},
+                   {"rnn_step_backward": ["ungradable: SyntaxError"],
+                    "lstm_step_backward": ["ungradable: SyntaxError"]}),
+    }
+    assert [student["student"] for student in data["students"]] == sorted(kinds)
+    for student in data["students"]:
+        kind = kinds[student["student"]]
+        assert (student["statuses"], student["diagnoses"]) == expected[kind], student["student"]
+        grade = student["grade"]  # what `npseq grade FILE --format json` printed for this file
+        assert grade["file"] == student["file"] == os.path.join("class", student["student"])
+        if kind == "syntax":
+            assert set(grade) == {"file", "error", "score", "all_correct"} and "SyntaxError" in grade["error"]
+        else:
+            assert [e["name"] for e in grade["exercises"]] == list(EXERCISES)
+            assert [e["status"] for e in grade["exercises"]] == list(expected[kind][0].values())
+            assert grade["score"] == student["score"] and student["error"] == ""
+        if kind == "looping":
+            assert grade["exercises"][0]["failure"].startswith(
+                f"time limit: rnn_step_backward did not finish within {TIMEOUT} s")
+
+
+def test_find_submissions_names_each_file_from_the_folder_given(tmp_path):
+    (tmp_path / "class" / "bob" / ".ipynb_checkpoints").mkdir(parents=True)
+    for name in ("alice.py", "bob/hw.ipynb", "bob/.ipynb_checkpoints/hw-checkpoint.ipynb", "bob/readme.md"):
+        (tmp_path / "class" / name).write_text("")
+    (tmp_path / "late.py").write_text("")
+    found = find_submissions([tmp_path / "class", tmp_path / "late.py", tmp_path / "class" / "alice.py"])
+    assert found == [ClassSubmission("alice.py", str(tmp_path / "class" / "alice.py")),
+                     ClassSubmission(os.path.join("bob", "hw.ipynb"), str(tmp_path / "class" / "bob" / "hw.ipynb")),
+                     ClassSubmission(str(tmp_path / "late.py"), str(tmp_path / "late.py"))]  # alice.py only once
+    (tmp_path / "empty" / ".hidden").mkdir(parents=True)
+    (tmp_path / "empty" / ".hidden" / "x.py").write_text("")
+    for paths, message in (([tmp_path / "nope"], f"no such file or folder: {tmp_path / 'nope'}"),
+                           ([tmp_path / "empty"], f"no .py or .ipynb file in the folder {tmp_path / 'empty'}"),
+                           ([tmp_path / "class" / "bob" / "readme.md"], "expected a .py or .ipynb file or a folder")):
+        with pytest.raises(ClassroomError, match="^" + message):
+            find_submissions(paths)
+
+
+def test_a_missing_path_or_an_option_of_the_other_mode_is_one_line_and_exit_code_2(tmp_path, capsys):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a.py").write_text(CORRECT)
+    for argv, message in (
+            ([str(tmp_path / "class"), str(tmp_path / "nope")], f"no such file or folder: {tmp_path / 'nope'}"),
+            ([str(tmp_path / "class"), "--format", "json"], "--format json: only for grading one file"),
+            ([str(tmp_path / "class" / "a.py"), "--csv", "x.csv"], "--csv: only for grading a class"),
+            ([str(tmp_path / "class"), "--csv", "same", "--json", "same"], "--csv and --json: expected two")):
+        assert main(["grade", *argv]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1, captured
+        assert captured.err.startswith(f"npseq grade: {message}"), captured.err
+    assert not (tmp_path / "grades.csv").exists()
+
+
+def test_only_reports_it_wrote_are_replaced_without_force(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a.py").write_text(CORRECT)
+    command = ["grade", "class", "--only", "rnn_step_backward", "--timeout", "60"]
+    foreign = "name,grade\nalice,A\n"
+    (tmp_path / "grades.csv").write_text(foreign)
+    assert main(command) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "npseq grade: grades.csv exists and is not a CSV report of npseq grade: not replaced " \
+                           "(use --force to replace it, or give another path)\n"
+    assert (tmp_path / "grades.csv").read_text() == foreign and not (tmp_path / "grades.json").exists()
+
+    assert main(command + ["--force"]) == 0
+    assert capsys.readouterr().out.endswith("wrote grades.csv and grades.json\n")
+    assert (tmp_path / "grades.csv").read_text().startswith("student,file,score,rnn_step_backward,flagged,error\n")
+    assert main(command) == 0  # its own reports, from the run before: replaced
+    capsys.readouterr()
+
+    # a link is never taken for a report, and a report replaces the link, never what it points to
+    (tmp_path / "notes.json").write_text("{}")
+    (tmp_path / "grades.json").unlink()
+    (tmp_path / "grades.json").symlink_to(tmp_path / "notes.json")
+    assert main(command) == 2
+    assert "grades.json exists and is not a JSON report of npseq grade" in capsys.readouterr().err
+    assert main(command + ["--force"]) == 0
+    assert not (tmp_path / "grades.json").is_symlink() and (tmp_path / "notes.json").read_text() == "{}"
+    assert json.loads((tmp_path / "grades.json").read_text())["npseq"] == MARKER
+    assert [name for name in os.listdir(tmp_path) if name.startswith(".npseq-")] == []  # no temporary file left
+
+
+def test_the_progress_bar_shows_only_where_asked_or_on_a_terminal(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(CORRECT)
+    submissions = find_submissions([tmp_path / "a.py"])
+    report = grade_class(submissions, only=["rnn_step_backward"], jobs=1, timeout=60, progress=True)
+    assert report.all_correct and "grading: 100%" in capsys.readouterr().err
+    grade_class(submissions, only=["rnn_step_backward"], jobs=1, timeout=60)  # stderr here is not a terminal
+    assert capsys.readouterr().err == ""
+
+
+def gone(pid: int) -> bool:
+    """Whether the process ``pid`` has ended (a zombie waiting for its reaper has)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def wait_until_gone(pids) -> bool:
+    for _ in range(300):  # SIGKILL takes effect in milliseconds; this only bounds a test that would fail
+        if all(gone(pid) for pid in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process states from /proc")
+def test_each_grading_is_a_process_tree_killed_whole_past_its_deadline_or_when_done(tmp_path):
+    pids = tmp_path / "pids"
+    (tmp_path / "sleeps.py").write_text(f"import os, time\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+                                        "time.sleep(600)\n")
+    # a process left running: forked while the file is imported, it holds the grading's output pipes
+    (tmp_path / "leaves_a_process.py").write_text(
+        f"import os, time\nif os.fork() == 0:\n    open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+        "    time.sleep(600)\n    os._exit(0)\n\n" + CORRECT)
+    (tmp_path / "kills_the_grader.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    submissions = find_submissions([tmp_path])
+    assert [submission.name for submission in submissions] == ["kills_the_grader.py", "leaves_a_process.py",
+                                                                "sleeps.py"]
+    # the import would be stopped at 120 s: the deadline comes first
+    [sleeps] = grade_class(submissions[2:], only=["rnn_step_backward"], timeout=120, deadline=5).students
+    assert sleeps.error == "time limit: grading did not finish within 5 s"
+    assert sleeps.statuses == {"rnn_step_backward": "time limit"} and sleeps.score == 0
+    assert sleeps.diagnoses == {"rnn_step_backward": ["time limit"]}
+
+    report = grade_class(submissions[:2], only=["rnn_step_backward"], jobs=2, timeout=60)
+    students = {student.name: student for student in report.students}
+    assert students["leaves_a_process.py"].all_correct
+    crashed = students["kills_the_grader.py"]
+    assert crashed.error.startswith("crashed: the grading process died of SIGKILL and gave no report it could read")
+    assert crashed.diagnoses == {"rnn_step_backward": ["crashed"]}
+    assert report.summary_lines()[0] == "graded 2 submissions: 1 entirely correct, 1 crashed"
+
+    left = [int(line) for line in pids.read_text().split()]
+    assert len(left) == 3  # the sleeper, and one process left by each of the two imports of the other file
+    assert wait_until_gone(left)
