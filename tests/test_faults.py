@@ -483,6 +483,30 @@ def test_ctrl_c_elsewhere_is_one_line_and_exit_130(checkpoint, tmp_path, command
     assert err.strip().splitlines() == [f"npseq {command[0]}: interrupted"]
 
 
+# Ctrl-C inside a constructor leaves a half-built object whose destructor fails later (zipfile.ZipFile's
+# __del__ reads an attribute __init__ never set): the command still ends with its one line.
+HALF_BUILT_AT_CTRL_C = """
+import os, signal, sys, time, npseq.cli as cli, npseq.commands.gradcheck as command
+class HalfBuilt:
+    def __del__(self):
+        raise AttributeError("'ZipFile' object has no attribute '_writing'")
+def interrupted(args):
+    global half
+    half = HalfBuilt()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(30)
+command.run = interrupted
+sys.exit(cli.main(["gradcheck"]))
+"""
+
+
+def test_a_destructor_failing_after_ctrl_c_adds_nothing_to_the_one_line(tmp_path):
+    result = subprocess.run([sys.executable, "-c", HALF_BUILT_AT_CTRL_C], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == 130 and result.stderr.strip().splitlines() == ["npseq gradcheck: interrupted"], \
+        result.stderr
+
+
 # ----------------------------------------------------------------- SIGKILL, disk
 SAVE_THEN_HANG = """
 import sys, numpy as np

@@ -58,12 +58,20 @@ class _Interrupts:
             return
         if not self.pressed.is_set():
             self.pressed.set()
+            # The interrupt may land inside a constructor (zipfile.ZipFile.__init__ reading a checkpoint), and
+            # the half-built object's __del__ then fails at exit with "Exception ignored in ...": a consequence
+            # of the Ctrl-C, which the command reports in its one line, not a second error to show.
+            sys.unraisablehook = _ignore_unraisable
             threading.Thread(target=self._repeat, args=(threading.main_thread().ident,), daemon=True).start()
         raise KeyboardInterrupt
 
     def _repeat(self, main_thread: int):
         while not self.finished.wait(self.REPEAT_S):
             signal.pthread_kill(main_thread, signal.SIGINT)
+
+
+def _ignore_unraisable(unraisable) -> None:
+    """``sys.unraisablehook`` once Ctrl-C was pressed: what fails in a destructor after it is not reported."""
 
 
 def _quiet_stdout() -> None:
