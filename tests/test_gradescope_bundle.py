@@ -198,7 +198,9 @@ def test_long_outputs_are_cut_with_a_note_and_stay_code_blocks(tmp_path):
         validate(data, scoring)
         output = data["tests"][0]["output"]
         assert output.startswith("```text\n") and output.endswith("\n```")  # 40 backticks inside do not end it
-        assert ("(cut here: " in output) == (length > 1000) and len(output) <= 20_000
+        # cut by the grader (a learner's message is 600 characters at most) or by the test's own cap
+        cut = "more characters cut" in output or "(cut here: " in output
+        assert cut == (length > 1000) and len(output) <= 20_000
     assert "ValueError: `...(40 backticks)xxx" in output
 
 
@@ -404,7 +406,7 @@ def test_round_trip_the_zip_installs_in_a_fresh_environment_and_grades_each_kind
         (SKELETON_NAME, SOLVED, [1.0, 1.0, 0.5, 0.5], "5/5 tensors correct"),
         (SKELETON_NAME, WRONG, [0.8, 0.8, 0.5, 0.5], "4/5 tensors correct"),
         (SKELETON_NAME, LOOPING, [1.0, 1.0, 0, 0], "5/5 tensors correct"),
-        ("sneaky.py", _hostile(root), [0, 0, 0, 0], "cannot import sneaky.py: exited"),
+        ("sneaky.py", _hostile(root), [0, 0, 0, 0], "cannot import sneaky.py"),  # exited, or refused its write
         (NOTEBOOK_NAME, _filled_notebook(handout / NOTEBOOK_NAME), [1.0, 1.0, 0.5, 0.5], "5/5 tensors correct"),
         (NOTEBOOK_NAME, untouched, [0, 0, 0, 0], "not implemented"),
     ]

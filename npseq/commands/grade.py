@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 
 from ..course.classroom import find_submissions, grade_class, refuse_foreign, write_reports
@@ -78,8 +79,15 @@ def _write_results(path: str, data: dict) -> bool:
     return True
 
 
+def _stop(signum, frame):
+    """SIGTERM: end like ``sys.exit`` (143, as 128 + SIGTERM), so that the grader's cleanup kills its sandboxed
+    children, which run in sessions of their own, before it goes."""
+    raise SystemExit(128 + signum)
+
+
 def run(args) -> int:
     """Grade ``args.paths`` as ``npseq grade`` parsed them: one file, or a class; return the exit code."""
+    signal.signal(signal.SIGTERM, _stop)
     if len(args.paths) > 1 or os.path.isdir(args.paths[0]):
         return _run_class(args)
     given = [f"--{name}" for name in CLASS_OPTIONS if getattr(args, name) not in (None, False)]

@@ -5,7 +5,7 @@
   :mod:`~npseq.course.exercise` the record, :mod:`~npseq.course.cases` the seeded cases.
 * :mod:`~npseq.course.grader`: a submission against finite differences and npseq's own
   backward; :mod:`~npseq.course.submission` reads a ``.py`` or a notebook,
-  :mod:`~npseq.course.isolation` runs it in a child process, :mod:`~npseq.course.honesty`
+  :mod:`~npseq.course.sandbox` runs it in a child that sends back only arrays, :mod:`~npseq.course.honesty`
   notices npseq's own backward handed in, :mod:`~npseq.course.report` says what was found.
 * :mod:`~npseq.course.handout`: the skeleton, its README and notebook
   (:mod:`~npseq.course.notebook`), and the solved copy.

@@ -7,11 +7,12 @@ under ``ROOT/submission/`` (:func:`find_submission`), grades it with
 text tables (Gradescope keeps them for the instructor; ``stdout_visibility`` is hidden), and
 writes ``ROOT/results/results.json`` (:func:`~npseq.course.gradescope.results`).
 
-The results are written *after* the grading, so whatever the student's code wrote there
-itself is replaced (it runs as the same user: this stops a file that writes a score of its
-own, not a determined attacker). Whatever happens, a ``results.json`` is written, a bug of
-the grader's included (score 0, with the reason for the instructor), and the exit code is
-0; only a results folder that cannot be written, or a bad command line, exits otherwise.
+The student's code runs in the grader's sandbox (:mod:`npseq.course.sandbox`: on Gradescope,
+as root, a user of its own, with ``ROOT/source`` and ``ROOT/results`` out of its sight where
+the platform allows it), and the results are written by this process *after* the grading,
+when no process of the submission is left. Whatever happens, a ``results.json`` is written, a
+bug of the grader's included (score 0, with the reason for the instructor), and the exit code
+is 0; only a results folder that cannot be written, or a bad command line, exits otherwise.
 
 The one option is parsed by hand: argparse lives in :mod:`npseq.commands` only.
 """
@@ -94,8 +95,9 @@ def _results_of(root: str, started: float) -> dict:
         print(found.problem)
         return unloadable(found.problem, scoring, time.monotonic() - started)
     try:
+        # the instructor's files (the scoring, the hidden cases) are out of the submission's sight
         report = grade_file(found.path, only=scoring.only, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
-                            quiet=True)
+                            quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")))
         print(report.table())
         return results(report, scoring)
     except SubmissionError as exc:

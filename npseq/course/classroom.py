@@ -343,8 +343,19 @@ class _Drain:
         return bytes(self.data).decode("utf-8", "replace")
 
 
+TERMINATE_GRACE_S = 5.0
+"""How long a grading process told to stop (SIGTERM) has to end its sandboxed children before it is killed."""
+
+
 def _kill_group(process: subprocess.Popen) -> None:
-    """Kill the grading process and everything it started (its session's process group)."""
+    """Stop the grading process and everything it started: SIGTERM first, so that the grader ends its sandboxed
+    children (they run in sessions of their own, out of this group's reach), then SIGKILL to its process group."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(TERMINATE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
     try:
         # Safe after the leader is reaped: the group's id stays reserved while any member lives, and with
         # none left killpg finds nothing.

@@ -19,11 +19,18 @@ NaN or inf where the first one sits. Each failing tensor also gets a *diagnosis*
 same words for the same mistake in every file (``dWx: gate g, every unit``), so that a
 whole class's mistakes can be counted.
 
-**Isolation.** The file is imported, and each function graded, in a child process
-(:mod:`npseq.course.isolation`) with a time limit (:data:`DEFAULT_TIMEOUT` per function)
-and a memory limit (:data:`DEFAULT_MEMORY_MB`). A function that runs past the limit,
-crashes the process, ends it or calls ``sys.exit`` scores 0 with one line saying which;
-the other functions are still graded.
+**The verdict is the grader's.** The file is imported, and each function run, in a
+sandboxed child process (:mod:`npseq.course.sandbox`) with a time limit
+(:data:`DEFAULT_TIMEOUT` per function) and a memory limit (:data:`DEFAULT_MEMORY_MB`). The
+child only runs the learner's function on the cases the grader asks for and sends back
+what it returned, as arrays (JSON and ``np.save`` without pickles, size-capped); the grader
+builds the cases, computes the finite differences and npseq's own backward itself, and
+decides every verdict and every point, so nothing the submission does in its own process
+(patching npseq or NumPy, forging a report) can raise a score. A function that runs past the
+limit, crashes the process, ends it, calls ``sys.exit`` or sends something that is not an
+answer scores 0 with one line saying which; the other functions are still graded. Every
+message of the learner's is cut at :data:`MAX_MESSAGE_CHARS`, and the lists of a report at
+:data:`MAX_LISTED` lines.
 
 **Score.** Each function is worth one point, split evenly over its (case, tensor) pairs
 (:class:`npseq.course.report.FunctionGrade`). A case whose call raises, or returns the
@@ -36,15 +43,17 @@ flagged (:mod:`npseq.course.honesty`); the score is unchanged.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import time
 
 from .. import backend
 from ..gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
 from .cases import Case, normal
 from .exercise import Exercise
-from .honesty import NpseqCallWatch, scan_imports
-from .isolation import Failed, run_isolated
+from .honesty import NpseqCallWatch, scan_imports, scan_indirection
 from .report import CaseProblem, FunctionGrade, GradeReport, TensorGrade
+from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
 from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
 from .submission import Submission, SubmissionError, describe, learner_line, load_submission, one_line, read_submission
 
@@ -183,23 +192,25 @@ def diagnose(name: str, given, expected, gates: tuple = (), first_wrong: int | N
     return f"{name}: {'every element' if wrong.all() else 'some elements'}"
 
 
-def _source_of_wrong_step(fn, exercise: Exercise, case: Case, douts, grad_index: int, step: int, time_axis: int):
+def _source_of_wrong_step(ask, exercise: Exercise, case: Case, index: int, douts, grad_index: int, step: int,
+                          time_axis: int):
     """Tell apart a step wrong by itself from one handed a wrong gradient: ``"own"``, ``"handed back"`` or None.
 
-    The learner's backward runs again with the upstream gradient zeroed after ``step``: a
-    correct recurrence then hands nothing back to ``step``, so if the learner's gradient at
-    ``step`` is now right, the error came from the later step (``None``: the rerun failed).
+    The learner's backward runs again (``ask``, in its child) with the upstream gradient zeroed
+    after ``step``: a correct recurrence then hands nothing back to ``step``, so if the
+    learner's gradient at ``step`` is now right, the error came from the later step
+    (``None``: the rerun gave nothing to compare).
     """
     xp = backend.numpy
     probe = tuple(d.copy() for d in douts)
     later = [slice(None)] * probe[0].ndim
     later[exercise.upstream_time_axis] = slice(step + 1, None)
     probe[0][tuple(later)] = 0
-    try:
-        given = _as_grads(_call(fn, case, probe), exercise.grads)[0]
-        mine = xp.take(backend.to_numpy(given[grad_index]).astype(xp.float64), step, axis=time_axis)
-    except (Exception, SystemExit):  # the first run already reported whatever this one would
+    reply = ask({"kind": "call", "case": index}, probe)
+    grads = _learner_grads(reply, exercise.grads) if reply.header.get("kind") == "returned" else None
+    if grads is None or not hasattr(grads[grad_index], "shape") or grads[grad_index].ndim <= time_axis:
         return None
+    mine = xp.take(grads[grad_index], step, axis=time_axis)
     engine = _as_grads(_call(exercise.engine, case, probe), exercise.grads)[0][grad_index]
     reference = xp.take(backend.to_numpy(engine).astype(xp.float64), step, axis=time_axis)
     if mine.shape != reference.shape:
@@ -209,97 +220,264 @@ def _source_of_wrong_step(fn, exercise: Exercise, case: Case, douts, grad_index:
     return "handed back" if right else "own"
 
 
-class _LearnerExit(Exception):
-    """The learner's code called ``sys.exit``: the whole function scores 0."""
+MAX_MESSAGE_CHARS = 600
+"""The longest message of a learner's (an exception's text) a report keeps; the rest is cut, and the cut is said."""
+
+MAX_LISTED = 50
+"""The most honesty lines and notebook notes a report lists; the rest are counted."""
 
 
-def grade_function(exercise: Exercise, fn, submission: Submission,
-                   watch: NpseqCallWatch | None = None) -> FunctionGrade:
-    """Grade one learner function (``fn``; ``None`` when the file does not define it) in every case.
+def capped(text, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` on one line, at most ``limit`` characters, saying how much was cut."""
+    line = one_line(text)
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]} [... {len(line) - limit} more characters cut]"
 
-    This runs the learner's code in the calling process; :func:`grade_file` calls it in a child.
+
+# ------------------------------------------------ in the child: run, answer with arrays
+def _load_in_child(submission: Submission, channel: Channel):
+    """Import the learner's file under the honesty watch; the module, or ``None`` after saying why not."""
+    watch = NpseqCallWatch()
+    watch.install()
+    try:
+        return load_submission(submission), watch
+    except SubmissionError as exc:
+        channel.send(Message({"kind": "unloadable", "message": capped(exc, 4 * MAX_MESSAGE_CHARS)}))
+        return None, watch
+
+
+def _serve_listing(submission: Submission, channel: Channel) -> None:
+    """In a child: import the file and say which exercise names it defines."""
+    module, _ = _load_in_child(submission.moved_to(os.getcwd()), channel)
+    if module is not None:
+        channel.send(Message({"kind": "loaded", "defined": [name for name in NAMES if hasattr(module, name)]}))
+
+
+def _returned(result, names: tuple) -> Message:
+    """What the learner's function returned, as arrays only: a ``float64`` array per gradient, or a word why not."""
+    grads, why = _as_grads(result, names)
+    if grads is None:
+        return Message({"kind": "unusable", "message": capped(why)})
+    items, arrays = [], []
+    for value in grads:
+        if value is None:
+            items.append({"none": True})
+            continue
+        try:
+            array = backend.numpy.asarray(value)
+        except Exception as exc:  # an object whose conversion itself fails
+            items.append({"not_array": capped(f"{type(value).__name__}: {exc}")})
+            continue
+        if array.dtype.kind not in "biuf":
+            items.append({"not_array": f"an array of dtype {array.dtype} ({type(value).__name__})"})
+        elif array.nbytes > 8 * 2 ** 20:
+            items.append({"not_array": f"an array of {array.nbytes} bytes, more than any gradient here"})
+        else:
+            items.append({"array": len(arrays)})
+            arrays.append(array.astype(backend.numpy.float64))
+    return Message({"kind": "returned", "items": items}, tuple(arrays))
+
+
+def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None:
+    """In a child: import the file, then run the learner's ``name`` on each case the grader asks for.
+
+    Each request names a case and carries the upstream gradients; the child runs npseq's
+    forward on the case's seeded inputs, hands the cache to the learner's function and sends
+    back what it returned (:func:`_returned`), what it raised, or that it called ``sys.exit``,
+    with the npseq backward functions it called (the watch's record; the grader trusts it for
+    nothing but a note).
     """
-    watch = watch or NpseqCallWatch()
-    grade = FunctionGrade(exercise.name, exercise.signature, attempted=fn is not None,
+    submission = submission.moved_to(os.getcwd())  # the child's scratch folder: where its frames say it is
+    module, watch = _load_in_child(submission, channel)
+    if module is None:
+        return
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        channel.send(Message({"kind": "not callable", "type": type(fn).__name__}))
+        return
+    exercise = EXERCISE_BY_NAME[name]
+    channel.send(Message({"kind": "ready"}))
+    while True:
+        request = channel.receive()
+        if request.header.get("kind") != "call":
+            return
+        case = exercise.cases[int(request.header["case"])]
+        watch.calls.clear()
+        try:
+            answer = _returned(_call(functools.partial(watch.run, fn), case, request.arrays), exercise.grads)
+        except NotImplementedError as exc:
+            answer = Message({"kind": "raised", "problem": "not implemented",
+                              "message": capped(describe(exc, submission))})
+        except SystemExit as exc:
+            answer = Message({"kind": "exit", "message": capped(f"sys.exit: {name} called sys.exit({exc.code!r})"
+                                                                 f"{learner_line(exc, submission)}")})
+        except Exception as exc:  # MemoryError included: the case's error, not the child's end
+            answer = Message({"kind": "raised", "problem": "error", "message": capped(describe(exc, submission))})
+        channel.send(Message({**answer.header, "npseq_calls": sorted(watch.calls)}, answer.arrays))
+        if answer.header["kind"] == "exit":
+            return
+
+
+# ---------------------------------------------- in the grader: ask, and decide everything
+class _ChildFailed(Exception):
+    """The child stopped answering: a time limit, a crash, an exit, or something that is not an answer."""
+
+
+def _ask(child: Child, deadline: float, what: str, header: dict, arrays=()) -> Message:
+    try:
+        if header:
+            child.channel.send(Message(header, tuple(backend.to_numpy(a) for a in arrays)))
+        return child.channel.receive(deadline)
+    except Deadline:
+        raise _ChildFailed(f"time limit: {what} did not finish within {child.limits.timeout:g} s "
+                           "(an endless loop?)") from None
+    except (EOFError, BrokenPipeError, OSError):
+        raise _ChildFailed(describe_end(child.exit_status(wait=5.0), what)) from None
+    except ChannelError as exc:
+        raise _ChildFailed(f"crashed: the process running {what} sent something that is not an answer ({exc})") \
+            from None
+
+
+def _given(reply: Message, index: int):
+    """The learner's gradient number ``index`` as the grader sees it: an array, ``None``, or a word why not."""
+    item = reply.header["items"][index]
+    if not isinstance(item, dict):
+        return "an answer the grader cannot read"
+    if item.get("none"):
+        return None
+    position = item.get("array")
+    if isinstance(position, int) and 0 <= position < len(reply.arrays):
+        return reply.arrays[position]
+    return str(item.get("not_array", "an answer the grader cannot read"))[:MAX_MESSAGE_CHARS]
+
+
+def _learner_grads(reply: Message, names: tuple):
+    """The gradients of a ``returned`` reply, one per name; ``None`` if the reply does not have that many."""
+    items = reply.header.get("items")
+    if not isinstance(items, list) or len(items) != len(names):
+        return None
+    return tuple(_given(reply, index) for index in range(len(names)))
+
+
+def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int, ask) -> set:
+    """Grade ``exercise`` in one case through ``ask(header, arrays)``; returns the npseq functions it called."""
+    outputs = case.forward(**case.make_inputs())[:case.outputs]
+    # a loss function returns dLoss/dx itself: the upstream gradient of its loss is 1
+    douts = tuple(backend.xp.ones_like(out) for out in outputs) if case.returns_loss else _upstream(outputs, case.seed)
+    reply = ask({"kind": "call", "case": index}, douts)
+    called = {str(name)[:200] for name in reply.header.get("npseq_calls", [])[:50]}
+    kind = reply.header.get("kind")
+    if kind == "exit":
+        raise _ChildFailed(capped(reply.header.get("message", "sys.exit")))
+    if kind == "raised":
+        problem = "not implemented" if reply.header.get("problem") == "not implemented" else "error"
+        grade.problems.append(CaseProblem(case.label, problem, capped(reply.header.get("message", ""))))
+        return called
+    grads = _learner_grads(reply, exercise.grads) if kind == "returned" else None
+    if grads is None:
+        grade.problems.append(CaseProblem(case.label, "error", capped(reply.header.get("message", "no answer"))))
+        return called
+    numeric = _numerical_grads(case, douts)
+    targets = case.wrt
+    if case.returns_loss:  # the loss itself is checked against the forward's value
+        numeric["loss"], targets = outputs[0], ("loss",) + case.wrt
+    engine = _as_grads(_call(exercise.engine, case, douts), exercise.grads)[0]
+    time_axes = dict(exercise.time_axes)
+    for position, (name, input_name, given, expected) in enumerate(zip(exercise.grads, targets, grads, engine)):
+        gates = exercise.gates if name in exercise.gated else ()
+        if isinstance(given, str):
+            row = TensorGrade(case.label, name, tuple(numeric[input_name].shape), float("inf"), float("inf"), False,
+                              f"not a float array: {given}", diagnosis=f"{name}: not a float array")
+        else:
+            row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name))
+        if row.first_wrong_step is not None:
+            steps, source = row.shape[time_axes[name]], None
+            if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:
+                source = _source_of_wrong_step(ask, exercise, case, index, douts, position, row.first_wrong_step,
+                                               time_axes[name])
+            row.problem += f"; {step_report(row.first_wrong_step, steps, source)}"
+        grade.rows.append(row)
+    return called
+
+
+def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, quiet: bool) -> FunctionGrade:
+    """Grade the learner's ``exercise`` case by case, the learner's code running in a sandboxed child."""
+    grade = FunctionGrade(exercise.name, exercise.signature, attempted=True,
                           total=len(exercise.cases) * len(exercise.grads),
                           cases=tuple(case.label for case in exercise.cases))
-    if fn is None:
-        return grade
-    if not callable(fn):
-        grade.problems.append(CaseProblem("all cases", "error", f"{exercise.name} is not a function "
-                                                                f"(it is of type {type(fn).__name__})"))
-        return grade
-    time_axes = dict(exercise.time_axes)
-    for case in exercise.cases:
-        outputs = case.forward(**case.make_inputs())[:case.outputs]
-        # a loss function returns dLoss/dx itself: the upstream gradient of its loss is 1
-        douts = tuple(backend.xp.ones_like(out) for out in outputs) if case.returns_loss else \
-            _upstream(outputs, case.seed)
-        try:
-            result = _call(functools.partial(watch.run, fn), case, douts)
-        except NotImplementedError as exc:
-            grade.problems.append(CaseProblem(case.label, "not implemented", describe(exc, submission)))
-            continue
-        except SystemExit as exc:
-            raise _LearnerExit(f"sys.exit: {exercise.name} called sys.exit({exc.code!r})"
-                               f"{learner_line(exc, submission)}") from None
-        except Exception as exc:
-            grade.problems.append(CaseProblem(case.label, "error", describe(exc, submission)))
-            continue
-        grads, why = _as_grads(result, exercise.grads)
-        if grads is None:
-            grade.problems.append(CaseProblem(case.label, "error", why))
-            continue
-        numeric = _numerical_grads(case, douts)
-        targets = case.wrt
-        if case.returns_loss:  # the loss itself is checked against the forward's value
-            numeric["loss"], targets = outputs[0], ("loss",) + case.wrt
-        engine = _as_grads(_call(exercise.engine, case, douts), exercise.grads)[0]
-        for index, (name, input_name, given, expected) in enumerate(zip(exercise.grads, targets, grads, engine)):
-            gates = exercise.gates if name in exercise.gated else ()
-            row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name))
-            if row.first_wrong_step is not None:
-                steps, source = row.shape[time_axes[name]], None
-                if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:
-                    source = _source_of_wrong_step(functools.partial(watch.run, fn), exercise, case, douts, index,
-                                                   row.first_wrong_step, time_axes[name])
-                row.problem += f"; {step_report(row.first_wrong_step, steps, source)}"
-            grade.rows.append(row)
-    grade.npseq_calls = tuple(sorted(watch.calls))
+    child = spawn(functools.partial(_serve_exercise, submission, exercise.name), limits,
+                  submission.scratch_files(), hidden=submission.folders() + limits.private)
+    deadline = time.monotonic() + limits.timeout
+    called = set()
+
+    def ask(header, arrays=()):
+        return _ask(child, deadline, exercise.name, header, arrays)
+
+    try:
+        hello = ask({})
+        kind = hello.header.get("kind")
+        if kind == "unloadable":  # it imported once and not now: it changes from one import to the next
+            grade.failure = f"crashed: {capped(hello.header.get('message', ''))}"
+        elif kind == "not callable":
+            grade.problems.append(CaseProblem("all cases", "error", f"{exercise.name} is not a function (it is of "
+                                                                    f"type {capped(hello.header.get('type'), 80)})"))
+        elif kind != "ready":
+            grade.failure = "crashed: the child's first answer was not that it was ready"
+        else:
+            for index, case in enumerate(exercise.cases):
+                called |= _grade_case(grade, exercise, case, index, ask)
+    except _ChildFailed as exc:
+        grade.failure = str(exc)
+    finally:
+        printed = child.printed()
+        child.close()
+    if printed:
+        print(f"--- what {exercise.name} printed while graded ---\n{printed}", end="" if printed.endswith("\n") else
+              "\n", file=sys.stderr if quiet else sys.stdout, flush=True)
+    grade.npseq_calls = tuple(sorted(called))
     if grade.npseq_calls:
         grade.note = f"honesty: its code called npseq's own {', '.join(grade.npseq_calls)}"
     return grade
 
 
-def _import_and_list(submission: Submission):
-    """In a child: import the learner's file; the names of :data:`NAMES` it defines, or why it cannot be imported."""
+def _defined_names(submission: Submission, limits: Limits) -> list:
+    """The exercise names the learner's file defines, read by a sandboxed child.
+
+    Raises:
+        SubmissionError: the file does not import (one line, as the child reported it or as it ended).
+    """
+    child = spawn(functools.partial(_serve_listing, submission), limits, submission.scratch_files(),
+                  hidden=submission.folders() + limits.private)
     try:
-        NpseqCallWatch().install()
-        module = load_submission(submission)
-        return [name for name in NAMES if hasattr(module, name)]
-    except SubmissionError as exc:
-        return SubmissionError(str(exc))
-    except BaseException as exc:  # a learner's KeyboardInterrupt, or a MemoryError outside a case
-        return Failed(f"crashed: {describe(exc, submission)}")
+        reply = _ask(child, time.monotonic() + limits.timeout, "importing the file", {})
+    except _ChildFailed as exc:
+        raise SubmissionError(f"cannot import {submission.name}: {exc}") from None
+    finally:
+        printed = child.printed()
+        child.close()
+    if printed:
+        print(printed, end="", file=sys.stderr, flush=True)
+    if reply.header.get("kind") == "unloadable":
+        raise SubmissionError(capped(reply.header.get("message", ""), 4 * MAX_MESSAGE_CHARS))
+    defined = reply.header.get("defined")
+    if reply.header.get("kind") != "loaded" or not isinstance(defined, list):
+        raise SubmissionError(f"cannot import {submission.name}: the child's answer was not a list of names")
+    return [name for name in NAMES if name in defined]
 
 
-def _import_and_grade(submission: Submission, name: str):
-    """In a child: import the learner's file and grade its function ``name``; a FunctionGrade, or why not."""
-    try:
-        watch = NpseqCallWatch()
-        watch.install()
-        module = load_submission(submission)
-        return grade_function(EXERCISE_BY_NAME[name], getattr(module, name, None), submission, watch)
-    except SubmissionError as exc:  # the file imported once and not now: it changes from one import to the next
-        return Failed(f"crashed: {exc}")
-    except _LearnerExit as exc:
-        return Failed(str(exc))
-    except BaseException as exc:
-        return Failed(f"crashed: {describe(exc, submission)}")
+def _load_what_children_use(exercises: list) -> None:
+    """Run, in the grader, what a child will run of npseq's (a case's inputs and forward, the pipe's encoding),
+    so that every module it needs is loaded before the fork: NumPy loads some on first use (``numpy.random``),
+    and a child running as another user may not be allowed to read them from the grader's installation."""
+    for exercise in exercises:
+        case = exercise.cases[0]
+        case.forward(**case.make_inputs())
+    Channel.round_trip(Message({"kind": "ready"}, (backend.numpy.zeros(2),)))
 
 
 def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
-               quiet: bool = False) -> GradeReport:
+               quiet: bool = False, private: tuple = ()) -> GradeReport:
     """Import the learner's file and grade every exercise function (or those named in ``only``).
 
     The import and each function run in their own child process, under ``timeout`` and
@@ -312,6 +490,8 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
         timeout: seconds for the import and for each function (all its cases).
         memory_mb: megabytes the child may add to its address space; ``None`` or 0 for no limit.
         quiet: send what the learner's code prints to standard error instead of standard output.
+        private: folders the learner's code may not see, besides its own folder and the working folder
+            (the autograder's own files), where the platform allows hiding them.
 
     Returns:
         A :class:`~npseq.course.report.GradeReport` (``.score`` in percent, ``.ok``, ``report[name]``;
@@ -329,25 +509,24 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
         raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
     started = time.monotonic()
     submission = read_submission(path)
-    limits = {"timeout": timeout, "memory_mb": memory_mb, "quiet": quiet}
-    defined = run_isolated(_import_and_list, (submission,), what="importing the file", **limits)
-    if isinstance(defined, SubmissionError):
-        raise defined
-    if isinstance(defined, Failed):
-        raise SubmissionError(f"cannot import {submission.name}: {defined}")
+    _load_what_children_use([EXERCISE_BY_NAME[name] for name in names])
+    limits = Limits(timeout=timeout, memory_mb=memory_mb, private=tuple(private))
+    defined = _defined_names(submission, limits)
     functions = []
     for exercise in EXERCISES:
         if exercise.name not in names:
             continue
-        if exercise.name not in defined:
-            functions.append(grade_function(exercise, None, submission))
-            continue
-        answer = run_isolated(_import_and_grade, (submission, exercise.name), what=exercise.name, **limits)
-        if isinstance(answer, FunctionGrade):
-            functions.append(answer)
+        if exercise.name in defined:
+            functions.append(_grade_in_child(exercise, submission, limits, quiet))
         else:
-            grade = grade_function(exercise, None, submission)
-            grade.attempted, grade.failure = True, str(answer)
-            functions.append(grade)
-    return GradeReport(path, functions, scan_imports(submission), time.monotonic() - started,
-                       notes=list(submission.notes))
+            functions.append(FunctionGrade(exercise.name, exercise.signature, attempted=False,
+                                           total=len(exercise.cases) * len(exercise.grads),
+                                           cases=tuple(case.label for case in exercise.cases)))
+    return GradeReport(path, functions, _listed(scan_imports(submission) + scan_indirection(submission)),
+                       time.monotonic() - started, notes=_listed(submission.notes))
+
+
+def _listed(lines, most: int = MAX_LISTED) -> list:
+    """At most ``most`` of ``lines``, each capped, and a last line saying how many more there were."""
+    lines = [capped(line) for line in lines]
+    return lines if len(lines) <= most else lines[:most] + [f"... and {len(lines) - most} more (cut)"]

@@ -1,9 +1,12 @@
 """The honesty watch: does a submission hand in npseq's own backward instead of its own work?
 
-Two looks: :func:`scan_imports` reads the file (without running it) for lines that import
-or name one of npseq's backward functions, and :class:`NpseqCallWatch` records, while the
-learner's function runs, every call it makes into one of them, however the name was built.
-Neither changes the score: the instructor decides.
+Three looks: :func:`scan_imports` reads the file (without running it) for lines that import
+or name one of npseq's backward functions; :func:`scan_indirection` for lines that reach code
+by a name or a text built at run time, as a file hiding from the watch must; and
+:class:`NpseqCallWatch` records, while the learner's function runs in its sandbox, every call it
+makes into one of them, however the name was built (a record the grader trusts for nothing but
+a note: code in the same process could hide from it, which the reading in the grader sees).
+None changes the score: the instructor decides.
 """
 from __future__ import annotations
 
@@ -61,7 +64,9 @@ class NpseqCallWatch:
     def _wrap(self, original):
         watch = self
 
-        @functools.wraps(original)
+        # the wrapper's name and docstring are the original's, but not ``__wrapped__``: a submission must not
+        # reach past the watch to the function it records
+        @functools.wraps(original, updated=())
         def recorded(*args, **kwargs):
             if watch.active and watch._depth == 0:
                 watch.calls.add(f"{original.__module__}.{original.__name__}")
@@ -70,6 +75,7 @@ class NpseqCallWatch:
                 return original(*args, **kwargs)
             finally:
                 watch._depth -= 1
+        del recorded.__wrapped__
         return recorded
 
     def run(self, fn, *args):
@@ -100,3 +106,34 @@ def scan_imports(submission: Submission) -> list:
     return [text for _, text in sorted(set(found))]
 
 
+INDIRECTION = {
+    "__wrapped__": "unwraps a function (npseq's own, behind the watch?)",
+    "getsource": "reads a function's source (npseq's own, to rebuild it?)",
+    "getsourcelines": "reads a function's source (npseq's own, to rebuild it?)",
+    "import_module": "imports a module by a name built at run time",
+    "__import__": "imports a module by a name built at run time",
+    "exec": "runs code built at run time",
+    "eval": "runs code built at run time",
+    "compile": "compiles code built at run time",
+}
+"""Names whose use lets a file reach npseq's backward without naming it, so that only reading the file sees it."""
+
+
+def scan_indirection(submission: Submission) -> list:
+    """Lines of the learner's file that reach code by a name or a text built at run time (read, not run).
+
+    The watch records the calls a submission makes into npseq while it is graded, but code
+    in the submission's own process can hide from it (unwrap a wrapper, rebuild npseq's
+    function from its source, call it through ``exec``): these lines are what reading the
+    file, in the grader, sees of that.
+    """
+    try:
+        tree = ast.parse(submission.source, filename=submission.path)
+    except (SyntaxError, ValueError):
+        return []
+    found = set()
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name in INDIRECTION:
+            found.add((node.lineno, f"{submission.place(node.lineno)}: {INDIRECTION[name]} ({name})"))
+    return [text for _, text in sorted(found)]
