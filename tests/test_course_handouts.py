@@ -99,6 +99,15 @@ def test_the_notebooks_last_cell_grades_it_in_jupyter(tmp_path, capsys):
     assert "score: 2.00 / 2 points = 100.0%  -- all correct" in printed
 
 
+def test_a_py_and_a_notebook_handout_share_one_folder(tmp_path, capsys):
+    out = _handout(tmp_path, capsys)
+    assert main(["exercises", "--out", str(out), *ONLY_ARGS, "--notebook"]) == 0  # the README is the same
+    assert "unchanged: " in capsys.readouterr().out
+    assert sorted(os.listdir(out)) == ["README.md", NOTEBOOK_NAME, SKELETON_NAME]
+    readme = (out / "README.md").read_text()
+    assert f"npseq grade {SKELETON_NAME} --only" in readme and f"npseq grade {NOTEBOOK_NAME} --only" in readme
+
+
 def test_a_handout_never_replaces_a_learners_work(tmp_path, capsys):
     out = _handout(tmp_path, capsys)
     (out / "notes.txt").write_text("mine")

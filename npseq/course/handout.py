@@ -206,19 +206,24 @@ def solutions(exercises: list) -> str:
             "import numpy as np\n\n\n" + "\n\n".join(body.rstrip("\n") + "\n" for body in bodies))
 
 
-def readme(exercises: list, hints: bool = True, file_name: str = SKELETON_NAME) -> str:
-    """The hand-out's README: how to grade, what the score means, and each exercise's docstring."""
-    command = grade_command(file_name, exercises)
-    is_notebook = file_name.endswith(".ipynb")
+def readme(exercises: list, hints: bool = True) -> str:
+    """The hand-out's README: how to grade, what the score means, and each exercise's docstring.
+
+    The same for a ``.py`` and a notebook hand-out, so that both can be written into one folder.
+    """
     lines = ["# Backpropagation exercises", "",
-             f"Write the backward passes in `{file_name}`: replace each `raise NotImplementedError` by your "
-             "code, keeping the names, the signatures and the order of the returned gradients. The forward "
-             "passes are npseq's own (the file imports them), so every cache has npseq's layout; each docstring "
-             "lists the fields you may use" + (" and gives hints." if hints else "."),
+             f"Write the backward passes in `{SKELETON_NAME}` (or in the notebook `{NOTEBOOK_NAME}`, if that is "
+             "your hand-out): replace each `raise NotImplementedError` by your code, keeping the names, the "
+             "signatures and the order of the returned gradients. The forward passes are npseq's own (the file "
+             "imports them), so every cache has npseq's layout; each docstring lists the fields you may use"
+             + (" and gives hints." if hints else "."),
              "", "You need npseq installed (`pip install npseq`, or `pip install -e .` in its repository).", "",
-             "## Grading", "", "```", command,
-             ("# or run the notebook's last cell (save the notebook first)" if is_notebook
-              else f"python {file_name}              # the same"), "```", "",
+             "## Grading", "", "```",
+             grade_command(SKELETON_NAME, exercises),
+             f"python {SKELETON_NAME}              # the same",
+             grade_command(NOTEBOOK_NAME, exercises),
+             "# a notebook hand-out: the command above, or the notebook's last cell once it is saved",
+             "```", "",
              "The grader runs npseq's forward on fixed float64 inputs in a few cases (edge cases included: N=1, "
              "T=1, a row of all padding, repeated ids), calls your function on the cache and checks each "
              "gradient against finite differences and against npseq's own backward. A wrong tensor is "
@@ -322,7 +327,7 @@ def handout_files(only=None, hints: bool = True, as_notebook: bool = False) -> d
     """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README."""
     exercises = chosen_exercises(only)
     if as_notebook:
-        return {NOTEBOOK_NAME: notebook(exercises, hints), "README.md": readme(exercises, hints, NOTEBOOK_NAME)}
+        return {NOTEBOOK_NAME: notebook(exercises, hints), "README.md": readme(exercises, hints)}
     return {SKELETON_NAME: skeleton(exercises, hints), "README.md": readme(exercises, hints)}
 
 
