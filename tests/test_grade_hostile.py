@@ -336,3 +336,24 @@ def test_its_folder_cannot_fill_the_graders_disk(tmp_path):
     result = npseq(tmp_path, "grade", path, "--only", "rnn_step_backward", timeout=60)
     assert result.returncode == 1, result.stderr
     assert "stopped after" in result.stdout and "OSError" in result.stdout
+
+
+def test_a_fork_bomb_stops_at_its_limit(tmp_path):
+    path = write(tmp_path, textwrap.dedent("""\
+        import os
+        children = 0
+        try:
+            for _ in range(10_000):
+                if os.fork() == 0:
+                    import time
+                    time.sleep(60)
+                    os._exit(0)
+                children += 1
+        except OSError as exc:
+            print(f"fork refused after {children} children: {type(exc).__name__}")
+        """) + ZEROS)
+    result = npseq(tmp_path, "grade", path, "--only", "rnn_step_backward", timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "fork refused after" in result.stdout and "BlockingIOError" in result.stdout
+    refused_after = [int(line.split()[3]) for line in result.stdout.splitlines() if line.startswith("fork refused")]
+    assert max(refused_after) <= 64

@@ -75,7 +75,7 @@ class Limits:
     memory_mb: int | None = None   # address space the child may add to what it holds when it starts; None: no cap
     open_files: int = 64
     file_size_mb: int = 64         # the largest file it may write
-    processes: int = 64            # tasks (threads included) of its own user, where it gets a user of its own
+    processes: int = 64            # tasks (threads included) it may add: a fork bomb stops there
     private: tuple = ()            # folders it may not see, besides the submission's own and the grader's (hidden)
 
 
@@ -289,7 +289,8 @@ def _enter_sandbox(limits: Limits, scratch: str, files: dict, uid: int | None, p
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-        _limit("RLIMIT_NPROC", limits.processes)
+    # RLIMIT_NPROC counts every task of the user: its own user's alone, or the grader's and this many more
+    _limit("RLIMIT_NPROC", limits.processes + (0 if uid is not None else _tasks_of(os.getuid())))
     # Killed with the grader, however the grader ends (set after the user switch, which clears it); a grader
     # that died before this line leaves the child with another parent, and the child ends itself.
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -400,6 +401,25 @@ def reap_orphans(keep) -> None:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+
+
+def _tasks_of(uid: int) -> int:
+    """How many tasks (threads included, as RLIMIT_NPROC counts them) the user ``uid`` runs now."""
+    count = 0
+    for name in filter(str.isdigit, _listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{name}").st_uid == uid:
+                count += len(_listdir(f"/proc/{name}/task")) or 1
+        except OSError:
+            pass
+    return count
+
+
+def _listdir(path: str) -> list:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _sandbox_uid() -> int:
