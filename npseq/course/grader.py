@@ -169,12 +169,14 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
 def diagnose(name: str, given, expected, gates: tuple = (), first_wrong: int | None = None) -> str:
     """Where a wrong gradient is wrong, in words that are the same for the same mistake in every file.
 
-    ``dWx: gate g, every unit``, ``db: gates i, f, units 0, 2``, ``dx: first wrong at t=2``,
-    ``dW: some elements``, ``dx: not finite``: what an instructor counts over a class.
+    ``dWx: gate g, every unit``, ``db: gate i, unit 2``, ``dx: first wrong at t=2``,
+    ``dW: some elements``, ``loss: wrong value``, ``dx: not finite``: what an instructor counts over a class.
     """
     xp = backend.numpy
     if not bool(xp.all(xp.isfinite(given))):
         return f"{name}: not finite"
+    if given.ndim == 0:  # a loss: one number
+        return f"{name}: wrong value"
     if first_wrong is not None:
         return f"{name}: first wrong at t={first_wrong}"
     wrong = gradient_error(given, expected) > DEFAULT_TOL

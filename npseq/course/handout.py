@@ -20,6 +20,7 @@ import os
 from .exercise import Exercise, solution_source
 from .files import write_atomically
 from .grader import DEFAULT_TIMEOUT
+from .mistakes import mistakes_of
 from .notebook import NotebookExercise, handout_notebook, notebook_text
 from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
 
@@ -238,7 +239,21 @@ def readme(exercises: list, hints: bool = True) -> str:
     for exercise in exercises:
         docstring = ast.get_docstring(ast.parse(skeleton_source(exercise, hints)).body[0])
         lines += [f"### {number_of(exercise)}. `{exercise.signature}`", "", "```text", docstring, "```", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + _reading_a_failing_check(exercises))
+
+
+def _reading_a_failing_check(exercises: list) -> list:
+    """The README's last section: the classic mistakes in these exercises, and what the grader says of each."""
+    planted = mistakes_of(exercises)
+    if not planted:
+        return []
+    lines = ["## Reading a failing check", "",
+             "Classic mistakes in these exercises, and what the grader says of each, word for word (every tensor "
+             "it names is wrong; gates and first wrong time steps point at the line to fix):", ""]
+    for mistake in planted:
+        lines += [f"**{mistake.title}** (`{mistake.exercise}`): {mistake.lesson}", "", "```text",
+                  *mistake.diagnoses, "```", ""]
+    return lines
 
 
 def notebook(exercises: list, hints: bool = True) -> str:
