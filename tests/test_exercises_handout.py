@@ -70,7 +70,7 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys):
     assert err.startswith("npseq exercises: --out: cannot write to") and err.count("\n") == 1
     assert main([]) == 2  # asks for nothing: neither a hand-out nor an autograder
     assert capsys.readouterr().err == ("npseq exercises: expected --out DIR (the hand-out), --gradescope ZIP (its "
-                                       "autograder), or both\n")
+                                       "autograder), --solutions DIR (the instructor's key), or several\n")
     with pytest.raises(SystemExit) as exit_info:
         main(["--out", str(tmp_path), "--only", "softmax"])
     assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1

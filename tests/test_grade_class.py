@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from learners import own_work
 
 from npseq.cli import main
 from npseq.course.classroom import MARKER, ClassroomError, ClassSubmission, find_submissions, grade_class
@@ -27,8 +28,8 @@ TIMEOUT = "5"  # per function: the looping submissions stop here; the others nee
 
 def solved(*names) -> str:
     """A file a learner who solved ``names`` hands in: the sheet's own solutions."""
-    return "import numpy as np\n\n\n" + "\n\n".join(solution_source(EXERCISE_BY_NAME[name].solution)
-                                                  for name in names)
+    return own_work("import numpy as np\n\n\n" + "\n\n".join(solution_source(EXERCISE_BY_NAME[name].solution)
+                                                           for name in names))
 
 
 def planted(source: str, right: str, wrong: str) -> str:

@@ -15,6 +15,7 @@ import sys
 import zipfile
 
 import pytest
+from learners import own_work
 
 from npseq.cli import main as npseq_main
 from npseq.course import grade_file
@@ -50,12 +51,12 @@ STEPS = ("rnn_step_backward", "lstm_step_backward")
 SCORING = Scoring(only=STEPS, points={"rnn_step_backward": 2}, hidden={"lstm_step_backward": (2,)}, timeout=10)
 TOTAL = 3.0  # rnn_step_backward 2, lstm_step_backward 1
 
-SOLVED = solutions(chosen_exercises(list(STEPS)))
+SOLVED = own_work(solutions(chosen_exercises(list(STEPS))))  # a learner's own: no copy of the sheet
 # A planted sign error in rnn_step_backward's db (the first of the two returns that end so): 4 of its 5 tensors right.
 assert SOLVED.count("da.sum(axis=0)") == 2
 WRONG = SOLVED.replace("da.sum(axis=0)", "-da.sum(axis=0)", 1)
 LOOPING = SOLVED + "\n\ndef lstm_step_backward(dnext_h, dnext_c, cache):\n    while True:\n        pass\n"
-ONLY_RNN = solutions(chosen_exercises(["rnn_step_backward"]))
+ONLY_RNN = own_work(solutions(chosen_exercises(["rnn_step_backward"])))
 HANDED_IN_NPSEQ = (SOLVED + "\n\nfrom npseq.functional import lstm_step_backward as npseq_lstm\n\n\n"
                    "def lstm_step_backward(dnext_h, dnext_c, cache):\n"
                    "    return npseq_lstm(dnext_h, dnext_c, cache)\n")
@@ -364,7 +365,7 @@ def _filled_notebook(handout: pathlib.Path) -> str:
         source = "".join(cell["source"])
         for name in STEPS:
             if cell["cell_type"] == "code" and source.startswith(f"def {name}("):
-                cell["source"] = solution_source(EXERCISE_BY_NAME[name].solution).splitlines(keepends=True)
+                cell["source"] = own_work(solution_source(EXERCISE_BY_NAME[name].solution)).splitlines(keepends=True)
                 filled += 1
     assert filled == len(STEPS)
     return json.dumps(notebook)

@@ -12,9 +12,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 
 from ..course.gradescope import ALL_CASES, BundleError, Scoring, check_bundle_target, write_bundle
-from ..course.handout import HandoutError, chosen_exercises, grade_command, handout_files, write_files
+from ..course.handout import (
+    HandoutError,
+    chosen_exercises,
+    grade_command,
+    handout_files,
+    write_files,
+    write_solutions,
+)
+from ..course.report import POLICIES
 from ..course.sheet import EXERCISE_BY_NAME, NAMES
 from ..errors import UserError
 from .arguments import UsageError, new_file_path, positive, say
@@ -81,6 +90,9 @@ def hidden_option(text: str) -> HiddenOption:
 def add_arguments(parser) -> None:
     """The options of ``npseq exercises``."""
     parser.add_argument("--out", metavar="DIR", help="write the hand-out into this folder (made if missing)")
+    parser.add_argument("--solutions", metavar="DIR",
+                        help="for the instructor only: write the solved copy, backprop_solutions.py, into DIR (the "
+                             "grader names it as npseq's own if a learner hands it in)")
     parser.add_argument("--gradescope", type=new_file_path, metavar="ZIP",
                         help="write the Gradescope autograder zip that grades the hand-out (e.g. autograder.zip)")
     parser.add_argument("--notebook", action="store_true",
@@ -99,6 +111,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--timeout", type=positive(float), metavar="SECONDS",
                         help="the autograder: seconds each function may run, all its cases together "
                              "(default: npseq grade's)")
+    parser.add_argument("--policy", choices=POLICIES, metavar="note|zero",
+                        help="the autograder: a function that uses npseq's own backward (calls it, or is a renamed "
+                             "copy of it) is graded with a note (note, the default) or scores 0 (zero)")
     parser.add_argument("--memory-mb", type=positive(int), metavar="MB",
                         help="the autograder: memory each function may add (default: npseq grade's)")
     parser.add_argument("--force", action="store_true",
@@ -128,7 +143,7 @@ def scoring_of(args) -> Scoring:
         if left_out:
             raise UsageError(f"{flag}: expected exercises of the autograder ({', '.join(names)}: --only and what "
                              f"it builds on), got {', '.join(left_out)}")
-    limits = {"timeout": args.timeout, "memory_mb": args.memory_mb}
+    limits = {"timeout": args.timeout, "memory_mb": args.memory_mb, "policy": args.policy}
     return Scoring(only=tuple(names) if args.only else None, points=points, hidden=hidden,
                    **{name: value for name, value in limits.items() if value is not None})
 
@@ -136,11 +151,17 @@ def scoring_of(args) -> Scoring:
 def _check_options(args) -> None:
     """Refuse a command line that writes nothing, and options that shape what is not written (``--points``
     without ``--gradescope``, ...)."""
-    if args.out is None and args.gradescope is None:
-        raise UsageError("expected --out DIR (the hand-out), --gradescope ZIP (its autograder), or both")
+    if args.out is None and args.gradescope is None and args.solutions is None:
+        raise UsageError("expected --out DIR (the hand-out), --gradescope ZIP (its autograder), --solutions DIR "
+                         "(the instructor's key), or several")
+    if args.solutions is not None and args.out is not None and \
+            os.path.abspath(args.solutions) == os.path.abspath(args.out):
+        raise UsageError("--solutions: expected a folder of the instructor's, not the hand-out's --out, got "
+                         f"{args.solutions} for both")
     if not args.gradescope:
         given = [flag for flag, value in (("--points", args.points), ("--hidden", args.hidden),
-                                          ("--timeout", args.timeout), ("--memory-mb", args.memory_mb)) if value]
+                                          ("--timeout", args.timeout), ("--memory-mb", args.memory_mb),
+                                          ("--policy", args.policy)) if value]
         if given:
             raise UsageError(f"{', '.join(given)}: these set up the autograder; add --gradescope ZIP")
     if args.out is None:
@@ -170,6 +191,8 @@ def run(args) -> int:
             result = write_files(args.out, files, force=args.force)
         if args.gradescope:
             write_bundle(args.gradescope, scoring, force=args.force)
+        if args.solutions is not None:
+            key = write_solutions(args.solutions, args.only, force=args.force)
     except (HandoutError, BundleError) as exc:
         raise _HandoutRefused(str(exc)) from None
     exercises = chosen_exercises(args.only)
@@ -182,4 +205,7 @@ def run(args) -> int:
     if args.gradescope:
         say(f"wrote {args.gradescope}: {_describe(scoring)}")
         say("next: " + NEXT_STEP.format(zip=args.gradescope))
+    if args.solutions is not None:
+        say(f"wrote {', '.join(key.written + key.unchanged)}: the solved copy, for the instructor only (a learner "
+            "who hands it in is named as handing in npseq's own)")
     return 0

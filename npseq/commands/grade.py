@@ -20,6 +20,7 @@ import sys
 from ..course.classroom import find_submissions, grade_class, refuse_foreign, write_reports
 from ..course.grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, grade_file
 from ..course.gradescope import Scoring, results, unloadable, write_results
+from ..course.report import POLICIES
 from ..course.sheet import NAMES
 from ..course.submission import SubmissionError
 from .arguments import UsageError, new_file_path, positive, say
@@ -54,6 +55,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--results", default="results.json", metavar="PATH",
                         help="where --format gradescope writes (default: results.json; on Gradescope "
                              "/autograder/results/results.json)")
+    parser.add_argument("--policy", choices=POLICIES, default="note",
+                        help="a function that uses npseq's own backward (calls it, or is a renamed copy of it): "
+                             "note: graded as it is, with a note (default); zero: it scores 0")
     parser.add_argument("--timeout", type=positive(float), default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit for the import and for each function (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--memory-mb", type=positive(int), default=DEFAULT_MEMORY_MB, metavar="MB",
@@ -97,7 +101,7 @@ def run(args) -> int:
     machine = args.format != "text"
     try:
         report = grade_file(path, only=args.only, timeout=args.timeout, memory_mb=args.memory_mb,
-                            quiet=machine)
+                            quiet=machine, policy=args.policy)
     except SubmissionError as exc:
         message = f"npseq grade: {exc}"
         if args.format == "json":
@@ -127,7 +131,7 @@ def _run_class(args) -> int:
     refuse_foreign(csv_path, "csv", args.force)
     refuse_foreign(json_path, "json", args.force)
     report = grade_class(submissions, only=args.only, jobs=args.jobs, timeout=args.timeout,
-                         memory_mb=args.memory_mb)
+                         memory_mb=args.memory_mb, policy=args.policy)
     say("\n".join(report.summary_lines()))
     write_reports(report, csv_path, json_path, force=args.force)
     say(f"wrote {csv_path} and {json_path}")

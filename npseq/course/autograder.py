@@ -97,7 +97,8 @@ def _results_of(root: str, started: float) -> dict:
     try:
         # the instructor's files (the scoring, the hidden cases) are out of the submission's sight
         report = grade_file(found.path, only=scoring.only, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
-                            quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")))
+                            quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")),
+                            policy=scoring.policy)
         print(report.table())
         return results(report, scoring)
     except SubmissionError as exc:

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from ..errors import UserError
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .report import FunctionGrade
+from .report import POLICIES, FunctionGrade
 from .sheet import NAMES
 
 SUBMISSION_SUFFIXES = (".py", ".ipynb")
@@ -240,7 +240,7 @@ def default_jobs() -> int:
 
 def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
                 memory_mb: int = DEFAULT_MEMORY_MB, deadline: float | None = None,
-                progress: bool | None = None) -> ClassReport:
+                progress: bool | None = None, policy: str = "note") -> ClassReport:
     """Grade every submission, each in a process tree of its own, at most ``jobs`` at a time.
 
     Each one is ``python -m npseq.grade FILE --format json --timeout T --memory-mb M [--only NAME ...]``
@@ -258,6 +258,7 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
         deadline: seconds one submission's grading may take in all; default ``timeout`` times
             (exercises graded + 1), plus :data:`DEADLINE_MARGIN_S`.
         progress: a progress bar on standard error; default: when standard error is a terminal.
+        policy: the honesty policy, as for :func:`~npseq.course.grader.grade_file`.
 
     Raises:
         ValueError: no submissions, an unknown name in ``only``, or a limit that is not a positive number.
@@ -276,7 +277,10 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
         if value is not None and not (isinstance(value, (int, float)) and 0 < value < math.inf):
             raise ValueError(f"{label}: expected a positive number, got {value!r}")
     exercises = tuple(name for name in NAMES if name in names)
-    command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--timeout", repr(float(timeout)),
+    if policy not in POLICIES:
+        raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
+    command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--policy", policy,
+               "--timeout", repr(float(timeout)),
                "--memory-mb", str(int(memory_mb))]
     command += [word for name in exercises if only is not None for word in ("--only", name)]
     grading = _Grading(command, exercises, deadline or timeout * (len(exercises) + 1) + DEADLINE_MARGIN_S,

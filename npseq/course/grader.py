@@ -51,8 +51,8 @@ from .. import backend
 from ..gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
 from .cases import Case, normal
 from .exercise import Exercise
-from .honesty import NpseqCallWatch, scan_imports, scan_indirection
-from .report import CaseProblem, FunctionGrade, GradeReport, TensorGrade
+from .honesty import NpseqCallWatch, copied_from, scan_imports, scan_indirection
+from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
 from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
 from .submission import Submission, SubmissionError, describe, learner_line, load_submission, one_line, read_submission
@@ -479,7 +479,7 @@ def _load_what_children_use(exercises: list) -> None:
 
 
 def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
-               quiet: bool = False, private: tuple = ()) -> GradeReport:
+               quiet: bool = False, private: tuple = (), policy: str = "note") -> GradeReport:
     """Import the learner's file and grade every exercise function (or those named in ``only``).
 
     The import and each function run in their own child process, under ``timeout`` and
@@ -494,6 +494,8 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
         quiet: send what the learner's code prints to standard error instead of standard output.
         private: folders the learner's code may not see, besides its own folder and the working folder
             (the autograder's own files), where the platform allows hiding them.
+        policy: ``"note"`` (a function that calls npseq's own backward, or is a copy of it or of the
+            sheet's solution after renaming, is graded as it is and noted) or ``"zero"`` (it scores 0).
 
     Returns:
         A :class:`~npseq.course.report.GradeReport` (``.score`` in percent, ``.ok``, ``report[name]``;
@@ -509,6 +511,8 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
         raise ValueError(f"only: expected names from {list(NAMES)}, got {unknown}")
     if not timeout > 0:
         raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
     started = time.monotonic()
     submission = read_submission(path)
     _load_what_children_use([EXERCISE_BY_NAME[name] for name in names])
@@ -519,13 +523,24 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
         if exercise.name not in names:
             continue
         if exercise.name in defined:
-            functions.append(_grade_in_child(exercise, submission, limits, quiet))
+            functions.append(_judged(_grade_in_child(exercise, submission, limits, quiet), exercise, submission,
+                                     policy))
         else:
             functions.append(FunctionGrade(exercise.name, exercise.signature, attempted=False,
                                            total=len(exercise.cases) * len(exercise.grads),
                                            cases=tuple(case.label for case in exercise.cases)))
     return GradeReport(path, functions, _listed(scan_imports(submission) + scan_indirection(submission)),
-                       time.monotonic() - started, notes=_listed(submission.notes))
+                       time.monotonic() - started, notes=_listed(submission.notes), policy=policy)
+
+
+def _judged(grade: FunctionGrade, exercise: Exercise, submission: Submission, policy: str) -> FunctionGrade:
+    """The honesty verdict on one graded function: is its code npseq's own (called, or copied and renamed)?"""
+    grade.copied = copied_from(submission, exercise)
+    if grade.copied:
+        grade.note = "; ".join(filter(None, [grade.note, f"honesty: its code is, names aside, {grade.copied}"]))
+    if policy == "zero" and (grade.copied or grade.npseq_calls):
+        grade.penalty = "honesty, policy zero: npseq's own code"
+    return grade
 
 
 def _listed(lines, most: int = MAX_LISTED) -> list:

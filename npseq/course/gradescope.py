@@ -38,7 +38,7 @@ from ..errors import InvalidValueError, UserError
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .handout import number_of
-from .report import FunctionGrade, GradeReport
+from .report import POLICIES, FunctionGrade, GradeReport
 from .sheet import EXERCISE_BY_NAME, NAMES
 
 ALL_CASES = "all"
@@ -83,6 +83,7 @@ class Scoring:
             :data:`ALL_CASES` (``"all"``) for every case of that exercise.
         timeout: seconds each function may run, all its cases together (and the import of the file).
         memory_mb: megabytes each function may add to its process, or ``None`` for no limit.
+        policy: the honesty policy (:data:`~npseq.course.report.POLICIES`): ``"note"`` or ``"zero"``.
 
     The fields are checked when the record is made (:class:`~npseq.errors.InvalidValueError`,
     one line naming the field, the expected and the given), and ``points`` and ``hidden``
@@ -93,6 +94,7 @@ class Scoring:
     hidden: dict = dataclasses.field(default_factory=dict)
     timeout: float = DEFAULT_TIMEOUT
     memory_mb: int | None = DEFAULT_MEMORY_MB
+    policy: str = "note"
 
     def __post_init__(self):
         only = self.only
@@ -118,6 +120,8 @@ class Scoring:
         memory = self.memory_mb
         if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int) or memory <= 0):
             raise InvalidValueError(f"memory_mb: expected a positive whole number of megabytes or null, got {memory!r}")
+        if self.policy not in POLICIES:
+            raise InvalidValueError(f"policy: expected one of {list(POLICIES)}, got {self.policy!r}")
 
     @property
     def names(self) -> tuple:
@@ -142,7 +146,7 @@ class Scoring:
         """The scoring as ``config.json`` text: every field, ``hidden``'s case numbers as lists (or ``"all"``)."""
         hidden = {name: cases if cases == ALL_CASES else list(cases) for name, cases in self.hidden.items()}
         data = {"only": None if self.only is None else list(self.only), "points": dict(self.points),
-                "hidden": hidden, "timeout": self.timeout, "memory_mb": self.memory_mb}
+                "hidden": hidden, "timeout": self.timeout, "memory_mb": self.memory_mb, "policy": self.policy}
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod
@@ -272,14 +276,15 @@ def case_scores(function: FunctionGrade, scoring: Scoring) -> list:
     for index, label in enumerate(labels, 1):
         number = f"{number_of(exercise)}.{index}"
         view = _case_view(function, label)
-        gives_nothing = bool(function.failure) or not function.attempted or bool(view.problems)
+        gives_nothing = bool(function.failure or function.penalty) or not function.attempted or bool(view.problems)
         correct = 0 if gives_nothing else view.correct
         score = min(max(share * correct / len(exercise.grads), 0.0), share)
         passed = not gives_nothing and correct == len(exercise.grads)
         table = view.section()
-        if view.status in ("correct", "incorrect"):  # the table: its first line says the case's score, in points
-            table = "\n".join([f"== {function.signature}, case {index} ({label}): {correct}/{len(exercise.grads)} "
-                               f"tensors correct, {_number_text(score)} of {_number_text(share)} points"]
+        if view.status in ("correct", "incorrect", "honesty"):  # the table's first line: the case's score, in points
+            zeroed = f" ({function.penalty})" if function.penalty else ""
+            table = "\n".join([f"== {function.signature}, case {index} ({label}): {view.correct}/{len(exercise.grads)} "
+                               f"tensors correct, {_number_text(score)} of {_number_text(share)} points{zeroed}"]
                               + table.splitlines()[1:])
         scores.append(CaseScore(number, f"{number} {function.name}: {label}", function.name, score, share, passed,
                                 table, index in hidden))

@@ -38,6 +38,10 @@ class CaseProblem:
     message: str
 
 
+POLICIES = ("note", "zero")
+"""What a function that uses npseq's own backward (calls it, or is a copy of it) scores: as graded, with a note
+(``"note"``, the default), or 0 (``"zero"``)."""
+
 FAILURES = ("time limit", "crashed", "exited", "sys.exit")
 """How a function can fail as a whole (it then scores 0): what :attr:`FunctionGrade.failure` starts with."""
 
@@ -55,6 +59,8 @@ class FunctionGrade:
     note: str = ""
     failure: str = ""                          # one line starting with one of FAILURES: it scored 0 as a whole
     npseq_calls: tuple = ()                    # npseq backward functions its code called while graded
+    copied: str = ""                           # what its code is, after normalisation, a copy of (npseq's own)
+    penalty: str = ""                          # why the honesty policy "zero" gives it 0 points
 
     @property
     def correct(self) -> int:
@@ -62,14 +68,17 @@ class FunctionGrade:
 
     @property
     def points(self) -> float:
-        """Fraction of this function's (case, tensor) pairs that are correct, in ``[0, 1]``."""
-        return self.correct / self.total if self.total else 0.0
+        """Fraction of this function's (case, tensor) pairs that are correct, in ``[0, 1]`` (0 under a penalty)."""
+        return self.correct / self.total if self.total and not self.penalty else 0.0
 
     @property
     def status(self) -> str:
-        """``"not attempted"``, ``"not implemented"``, ``"correct"``, ``"incorrect"``, or one of :data:`FAILURES`."""
+        """``"not attempted"``, ``"not implemented"``, ``"correct"``, ``"incorrect"``, ``"honesty"`` (zeroed by
+        the policy), or one of :data:`FAILURES`."""
         if self.failure:
             return next((kind for kind in FAILURES if self.failure.startswith(kind)), "crashed")
+        if self.penalty:
+            return "honesty"
         if not self.attempted:
             return "not attempted"
         if self.problems and all(p.kind == "not implemented" for p in self.problems) and not self.rows:
@@ -84,6 +93,8 @@ class FunctionGrade:
         """
         if self.failure:
             return [self.status]
+        if self.penalty:
+            return ["honesty: npseq's own code, zeroed"]
         found = [f"{p.kind}: {p.message.split(':')[0].split(' (')[0]}" if p.kind == "error" else p.kind
                  for p in self.problems]
         found += [row.diagnosis for row in self.rows if not row.ok]
@@ -101,7 +112,8 @@ class FunctionGrade:
             messages = dict.fromkeys(p.message for p in self.problems)
             return "\n".join([f"== {self.signature}: not implemented, 0 points"]
                              + [f"   {message}" for message in messages])
-        lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {self.points:.2f} points"]
+        zeroed = f" ({self.penalty})" if self.penalty else ""
+        lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {self.points:.2f} points{zeroed}"]
         if self.note:
             lines.append(f"   note: {self.note}")
         header = ("case", "tensor", "shape", "rel err vs FD", "abs diff vs npseq", "verdict")
@@ -131,12 +143,14 @@ class FunctionGrade:
                             row["diagnosis"]) for row in data["tensors"]]
         return cls(data["name"], data["signature"], attempted=data["status"] != "not attempted", rows=rows,
                    problems=[CaseProblem(**problem) for problem in data["problems"]], total=data["total"],
-                   note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]))
+                   note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]),
+                   copied=data.get("copied", ""), penalty=data.get("penalty", ""))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "signature": self.signature, "status": self.status,
                 "points": self.points, "max_points": 1, "correct": self.correct, "total": self.total,
                 "failure": self.failure, "note": self.note, "npseq_calls": list(self.npseq_calls),
+                "copied": self.copied, "penalty": self.penalty,
                 "problems": [dataclasses.asdict(p) for p in self.problems],
                 "tensors": [row.to_dict() for row in self.rows]}
 
@@ -158,6 +172,7 @@ class GradeReport:
     honesty: list = dataclasses.field(default_factory=list)  # lines of the file that import or name npseq's backward
     seconds: float = 0.0                                       # wall-clock time of the grading
     notes: list = dataclasses.field(default_factory=list)    # what reading the file skipped (a notebook's magics)
+    policy: str = "note"                                       # the honesty policy it was graded under (POLICIES)
 
     @property
     def score(self) -> float:
@@ -181,7 +196,7 @@ class GradeReport:
     @property
     def flagged(self) -> bool:
         """True when the file imports, names or calls npseq's own backward functions."""
-        return bool(self.honesty) or any(f.npseq_calls for f in self.functions)
+        return bool(self.honesty) or any(f.npseq_calls or f.copied for f in self.functions)
 
     def __getitem__(self, name: str) -> FunctionGrade:
         for function in self.functions:
@@ -193,11 +208,13 @@ class GradeReport:
         if not self.flagged:
             return []
         called = sorted({name for f in self.functions for name in f.npseq_calls})
-        lines = ["honesty note (the score is unchanged; the instructor decides): this file uses npseq's own "
-                 "backward functions"]
+        verdict = ("functions that use it score 0 (policy zero)" if self.policy == "zero" else
+                   "the score is unchanged; the instructor decides")
+        lines = [f"honesty note ({verdict}): this file uses npseq's own backward functions"]
         lines += [f"   {line}" for line in self.honesty]
         if called:
             lines.append(f"   called while graded: {', '.join(called)}")
+        lines += [f"   {f.name} is, names and constants aside, {f.copied}" for f in self.functions if f.copied]
         return lines
 
     def table(self) -> str:
@@ -218,7 +235,7 @@ class GradeReport:
         """The report as plain JSON data (``--format json``)."""
         return {"file": self.path, "score": self.score, "points": self.points, "max_points": len(self.functions),
                 "all_correct": self.ok, "execution_time": round(self.seconds, 3),
-                "flagged": self.flagged, "honesty": self.honesty, "notes": self.notes,
+                "flagged": self.flagged, "honesty": self.honesty, "policy": self.policy, "notes": self.notes,
                 "exercises": [f.to_dict() for f in self.functions]}
 
     def __str__(self) -> str:

@@ -1,0 +1,86 @@
+"""Honesty with teeth: npseq's own code handed in (imported, or pasted from a tutorial and renamed) is named in the
+report, and with ``--policy zero`` scores 0 on that exercise; a learner's own work is never touched."""
+import json
+import pathlib
+import sys
+
+import pytest
+from learners import own_work
+
+from npseq import functional as F
+from npseq.cli import main
+from npseq.course import grade_file
+from npseq.course.gradescope import Scoring, results
+from npseq.course.handout import chosen_exercises, solutions
+
+TUTORIALS = pathlib.Path(__file__).resolve().parents[1] / "tutorials"
+
+
+def tutorial_code(function) -> str:
+    """``function``'s source as the tutorials print it (``_common.code``: no docstring, no checks, ``np.``)."""
+    sys.path.insert(0, str(TUTORIALS))
+    try:
+        from _common import code
+    finally:
+        sys.path.remove(str(TUTORIALS))
+    return code(function)
+
+
+PASTED = "import numpy as np\n\n\n" + tutorial_code(F.gru_step_backward)  # what tutorial 03 prints, pasted
+IMPORTED = "from npseq.functional import gru_step_backward  # noqa: F401\n"
+OWN = own_work(solutions(chosen_exercises(["gru_step_backward"])))
+GRU = ["--only", "gru_step_backward"]
+
+
+@pytest.mark.parametrize("source, says", [
+    (PASTED, "gru_step_backward is, names and constants aside, npseq's own npseq.functional.recurrent."
+             "gru_step_backward (what the tutorials print)"),
+    (IMPORTED, "called while graded: npseq.functional.recurrent.gru_step_backward"),
+])
+def test_npseqs_own_code_is_named_and_zeroed_by_the_policy(tmp_path, capsys, source, says):
+    path = tmp_path / "learner.py"
+    path.write_text(source)
+    assert main(["grade", str(path), *GRU]) == 0  # policy note: graded as it is, and named
+    out = capsys.readouterr().out
+    assert says in out and "the score is unchanged" in out and "= 100.0%" in out
+    assert main(["grade", str(path), *GRU, "--policy", "zero"]) == 1
+    out = capsys.readouterr().out
+    assert says in out and "score 0 (policy zero)" in out and out.rstrip().endswith("= 0.0%")
+    gru = grade_file(path, only=["gru_step_backward"], policy="zero")["gru_step_backward"]
+    assert gru.status == "honesty" and gru.points == 0 and gru.correct == gru.total  # right, and zeroed
+    assert gru.diagnoses() == ["honesty: npseq's own code, zeroed"]
+    scoring = Scoring(only=("gru_step_backward",), policy="zero")
+    assert results(grade_file(path, only=["gru_step_backward"], policy="zero"), scoring)["score"] == 0
+
+
+def test_a_learners_own_work_is_untouched_by_the_policy(tmp_path, capsys):
+    path = tmp_path / "learner.py"
+    path.write_text(OWN)
+    assert main(["grade", str(path), *GRU, "--policy", "zero", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["score"] == 100 and not data["flagged"] and data["policy"] == "zero"
+
+
+def test_the_sheets_own_solution_handed_in_is_named(tmp_path, capsys):
+    path = tmp_path / "learner.py"
+    path.write_text(solutions(chosen_exercises(["gru_step_backward"])))
+    assert main(["grade", str(path), *GRU, "--policy", "zero"]) == 1
+    assert "the solution in npseq's exercise sheet" in capsys.readouterr().out
+
+
+def test_a_bad_policy_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(tmp_path / "x.py"), "--policy", "harsh"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(ValueError, match=r"policy: expected one of \['note', 'zero'\], got 'harsh'"):
+        grade_file(tmp_path / "x.py", policy="harsh")
+
+
+def test_the_instructors_key_is_written_apart_and_named_when_handed_in(tmp_path, capsys):
+    assert main(["exercises", "--solutions", str(tmp_path / "key"), "--only", "gru_step_backward"]) == 0
+    assert "for the instructor only" in capsys.readouterr().out
+    key = tmp_path / "key" / "backprop_solutions.py"
+    assert "raise NotImplementedError" not in key.read_text()
+    assert main(["grade", str(key), *GRU]) == 0 and "the solution in npseq's exercise sheet" in capsys.readouterr().out
+    assert main(["exercises", "--out", str(tmp_path / "h"), "--solutions", str(tmp_path / "h")]) == 2
+    assert "not the hand-out's --out" in capsys.readouterr().err
