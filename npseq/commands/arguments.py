@@ -10,6 +10,7 @@ import math
 import os
 import sys
 
+from ..course.cases import student_seed
 from ..data.datasets import DatasetMissing, resolve_data
 from ..errors import UserError
 
@@ -60,6 +61,23 @@ def existing_file(text):
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"no such file: {text}")
     return text
+
+
+def seed_or_student(parser, what: str) -> None:
+    """``--seed S`` or ``--student NAME`` (one of them): the variant of the cases' numbers, for ``what``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--seed", type=number(int, "an int in [0, 2**63)", lambda v: 0 <= v < 2 ** 63), default=0,
+                       help=f"{what}: the cases' numbers (0, the default: the sheet's own; another: the same shapes, "
+                            "other numbers)")
+    group.add_argument("--student", metavar="NAME",
+                       help=f"{what}: the seed of this student's name or e-mail address (as the autograder derives it)")
+
+
+def chosen_seed(args) -> int:
+    """The seed ``--seed`` or ``--student`` gave."""
+    if args.student is not None and not args.student.strip():
+        raise UsageError("--student: expected a name or an e-mail address, got an empty string")
+    return student_seed(args.student) if args.student is not None else args.seed
 
 
 def data_file(text):

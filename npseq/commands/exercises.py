@@ -26,7 +26,7 @@ from ..course.handout import (
 from ..course.report import POLICIES
 from ..course.sheet import EXERCISE_BY_NAME, NAMES
 from ..errors import UserError
-from .arguments import UsageError, new_file_path, positive, say
+from .arguments import UsageError, chosen_seed, new_file_path, positive, say, seed_or_student
 
 HELP = "write a hand-out of the backward exercises (and its Gradescope autograder)"
 DESCRIPTION = ("Write a hand-out of the backpropagation exercises: the skeleton file (or a notebook), a README "
@@ -90,6 +90,7 @@ def hidden_option(text: str) -> HiddenOption:
 def add_arguments(parser) -> None:
     """The options of ``npseq exercises``."""
     parser.add_argument("--out", metavar="DIR", help="write the hand-out into this folder (made if missing)")
+    seed_or_student(parser, "the hand-out")
     parser.add_argument("--solutions", metavar="DIR",
                         help="for the instructor only: write the solved copy, backprop_solutions.py, into DIR (the "
                              "grader names it as npseq's own if a learner hands it in)")
@@ -114,6 +115,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--policy", choices=POLICIES, metavar="note|zero",
                         help="the autograder: a function that uses npseq's own backward (calls it, or is a renamed "
                              "copy of it) is graded with a note (note, the default) or scores 0 (zero)")
+    parser.add_argument("--per-student", action="store_true",
+                        help="the autograder: grade each student on cases of their own (the seed of their e-mail "
+                             "address; hand each one `npseq exercises --out DIR --student EMAIL`)")
     parser.add_argument("--memory-mb", type=positive(int), metavar="MB",
                         help="the autograder: memory each function may add (default: npseq grade's)")
     parser.add_argument("--force", action="store_true",
@@ -143,7 +147,8 @@ def scoring_of(args) -> Scoring:
         if left_out:
             raise UsageError(f"{flag}: expected exercises of the autograder ({', '.join(names)}: --only and what "
                              f"it builds on), got {', '.join(left_out)}")
-    limits = {"timeout": args.timeout, "memory_mb": args.memory_mb, "policy": args.policy}
+    limits = {"timeout": args.timeout, "memory_mb": args.memory_mb, "policy": args.policy,
+              "per_student": args.per_student or None}
     return Scoring(only=tuple(names) if args.only else None, points=points, hidden=hidden,
                    **{name: value for name, value in limits.items() if value is not None})
 
@@ -161,7 +166,7 @@ def _check_options(args) -> None:
     if not args.gradescope:
         given = [flag for flag, value in (("--points", args.points), ("--hidden", args.hidden),
                                           ("--timeout", args.timeout), ("--memory-mb", args.memory_mb),
-                                          ("--policy", args.policy)) if value]
+                                          ("--policy", args.policy), ("--per-student", args.per_student)) if value]
         if given:
             raise UsageError(f"{', '.join(given)}: these set up the autograder; add --gradescope ZIP")
     if args.out is None:
@@ -187,7 +192,8 @@ def run(args) -> int:
         if args.gradescope:  # refused before the hand-out is written: a refusal writes nothing
             check_bundle_target(args.gradescope, args.force)
         if args.out is not None:
-            files = handout_files(args.only, hints=not args.no_hints, as_notebook=args.notebook)
+            files = handout_files(args.only, hints=not args.no_hints, as_notebook=args.notebook,
+                                  seed=chosen_seed(args))
             result = write_files(args.out, files, force=args.force)
         if args.gradescope:
             write_bundle(args.gradescope, scoring, force=args.force)
@@ -201,7 +207,7 @@ def run(args) -> int:
         say(f"wrote {', '.join(result.written) or 'nothing new'}{kept} "
             f"({len(exercises)} exercises{', no hints' if args.no_hints else ''})")
         skeleton = next(iter(files))
-        say(f"grade with: cd {args.out} && {grade_command(skeleton, exercises)}")
+        say(f"grade with: cd {args.out} && {grade_command(skeleton, exercises, chosen_seed(args))}")
     if args.gradescope:
         say(f"wrote {args.gradescope}: {_describe(scoring)}")
         say("next: " + NEXT_STEP.format(zip=args.gradescope))

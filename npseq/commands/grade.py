@@ -23,7 +23,7 @@ from ..course.gradescope import Scoring, results, unloadable, write_results
 from ..course.report import POLICIES
 from ..course.sheet import NAMES
 from ..course.submission import SubmissionError
-from .arguments import UsageError, new_file_path, positive, say
+from .arguments import UsageError, chosen_seed, new_file_path, positive, say, seed_or_student
 
 FORMATS = ("text", "json", "gradescope")
 
@@ -55,6 +55,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--results", default="results.json", metavar="PATH",
                         help="where --format gradescope writes (default: results.json; on Gradescope "
                              "/autograder/results/results.json)")
+    seed_or_student(parser, "the cases graded")
     parser.add_argument("--policy", choices=POLICIES, default="note",
                         help="a function that uses npseq's own backward (calls it, or is a renamed copy of it): "
                              "note: graded as it is, with a note (default); zero: it scores 0")
@@ -101,7 +102,7 @@ def run(args) -> int:
     machine = args.format != "text"
     try:
         report = grade_file(path, only=args.only, timeout=args.timeout, memory_mb=args.memory_mb,
-                            quiet=machine, policy=args.policy)
+                            quiet=machine, policy=args.policy, seed=chosen_seed(args))
     except SubmissionError as exc:
         message = f"npseq grade: {exc}"
         if args.format == "json":
@@ -130,8 +131,10 @@ def _run_class(args) -> int:
     # refused now, not after grading the whole class
     refuse_foreign(csv_path, "csv", args.force)
     refuse_foreign(json_path, "json", args.force)
+    if args.student is not None:
+        raise UsageError("--student: for one student's file; a class is graded with one --seed for all")
     report = grade_class(submissions, only=args.only, jobs=args.jobs, timeout=args.timeout,
-                         memory_mb=args.memory_mb, policy=args.policy)
+                         memory_mb=args.memory_mb, policy=args.policy, seed=args.seed)
     say("\n".join(report.summary_lines()))
     write_reports(report, csv_path, json_path, force=args.force)
     say(f"wrote {csv_path} and {json_path}")

@@ -19,11 +19,14 @@ The one option is parsed by hand: argparse lives in :mod:`npseq.commands` only.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import secrets
 import sys
 import time
 import traceback
 
+from .cases import student_seed
 from .grader import grade_file
 from .gradescope import OUTPUT_CHARS, Scoring, capped, results, unloadable, write_results
 from .handout import NOTEBOOK_NAME, SKELETON_NAME
@@ -82,6 +85,18 @@ def find_submission(folder: str) -> Found:
                          f"{expected}")
 
 
+def submitters(root: str) -> str:
+    """Who handed the submission in, from Gradescope's ``ROOT/submission_metadata.json``: the users' e-mail
+    addresses, sorted and joined (a group's seed is its members'), or ``""`` when the file does not say."""
+    try:
+        with open(os.path.join(root, "submission_metadata.json"), encoding="utf-8") as handle:
+            users = json.load(handle).get("users") or []
+        return ",".join(sorted(str(user.get("email") or user.get("name") or "").strip().lower() for user in users
+                               if isinstance(user, dict)))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
 def _results_of(root: str, started: float) -> dict:
     """Grade the submission under ``root`` as its config says; the ``results.json`` data, whatever happens."""
     try:
@@ -94,11 +109,15 @@ def _results_of(root: str, started: float) -> dict:
     if not found.path:
         print(found.problem)
         return unloadable(found.problem, scoring, time.monotonic() - started)
+    seed = student_seed(submitters(root)) if scoring.per_student and submitters(root) else 0
+    # hidden cases: numbers drawn now, which no hand-out and no earlier grading has shown
+    drawn = {(name, number): secrets.randbelow(2 ** 48) + 1 for name in scoring.names
+             for number in sorted(scoring.hidden_cases(name))}
     try:
         # the instructor's files (the scoring, the hidden cases) are out of the submission's sight
         report = grade_file(found.path, only=scoring.only, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
                             quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")),
-                            policy=scoring.policy)
+                            policy=scoring.policy, seed=seed, case_seeds=drawn)
         print(report.table())
         return results(report, scoring)
     except SubmissionError as exc:

@@ -9,6 +9,7 @@ are scaled so that no gate saturates, where finite differences would see only no
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Callable
 
 from .. import backend
@@ -19,7 +20,7 @@ from .. import functional as F
 class Case:
     """One fixed situation a backward is graded in."""
     label: str
-    make_inputs: Callable[[], dict]  # fresh seeded float64 inputs, the forward's arguments by name
+    make_inputs: Callable[..., dict]  # make_inputs(variant=0): fresh float64 inputs, the forward's arguments by name
     forward: Callable                # npseq's forward: forward(**inputs) -> (*outputs, cache)
     outputs: int                     # how many leading outputs get an upstream gradient
     wrt: tuple                       # inputs whose gradients the backward returns, in order
@@ -37,8 +38,30 @@ def lengths(values):
     return backend.xp.asarray(backend.numpy.array(values, dtype=backend.numpy.int64))
 
 
-def seeded(seed: int, build: Callable) -> Callable[[], dict]:
-    return lambda: build(backend.numpy.random.default_rng(seed))
+def seed_of(seed: int, variant: int = 0):
+    """The seed of a case's numbers: its own (variant 0, the sheet's), or ``[seed, variant]`` for a student's own
+    variant of it: the same shapes, other numbers."""
+    return seed if not variant else [seed, variant]
+
+
+def student_seed(name: str) -> int:
+    """A student's seed from their name or e-mail address (case and surrounding spaces aside): the same on every
+    machine, so that a hand-out made for a name and the autograder reading that name agree."""
+    return int.from_bytes(hashlib.sha256(name.strip().lower().encode("utf-8")).digest()[:6], "big") or 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Seeded:
+    """``build(rng)`` with a generator seeded by :func:`seed_of`: the inputs of a case, for any variant."""
+    seed: int
+    build: Callable
+
+    def __call__(self, variant: int = 0) -> dict:
+        return self.build(backend.numpy.random.default_rng(seed_of(self.seed, variant)))
+
+
+def seeded(seed: int, build: Callable) -> Seeded:
+    return Seeded(seed, build)
 
 
 def _step_inputs(n, d, hidden, gates, biases):

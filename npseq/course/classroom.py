@@ -240,7 +240,7 @@ def default_jobs() -> int:
 
 def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
                 memory_mb: int = DEFAULT_MEMORY_MB, deadline: float | None = None,
-                progress: bool | None = None, policy: str = "note") -> ClassReport:
+                progress: bool | None = None, policy: str = "note", seed: int = 0) -> ClassReport:
     """Grade every submission, each in a process tree of its own, at most ``jobs`` at a time.
 
     Each one is ``python -m npseq.grade FILE --format json --timeout T --memory-mb M [--only NAME ...]``
@@ -259,6 +259,7 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
             (exercises graded + 1), plus :data:`DEADLINE_MARGIN_S`.
         progress: a progress bar on standard error; default: when standard error is a terminal.
         policy: the honesty policy, as for :func:`~npseq.course.grader.grade_file`.
+        seed: the cases' numbers, as for :func:`~npseq.course.grader.grade_file`.
 
     Raises:
         ValueError: no submissions, an unknown name in ``only``, or a limit that is not a positive number.
@@ -279,7 +280,7 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
     exercises = tuple(name for name in NAMES if name in names)
     if policy not in POLICIES:
         raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
-    command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--policy", policy,
+    command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--policy", policy, "--seed", str(int(seed)),
                "--timeout", repr(float(timeout)),
                "--memory-mb", str(int(memory_mb))]
     command += [word for name in exercises if only is not None for word in ("--only", name)]

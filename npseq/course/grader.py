@@ -49,7 +49,7 @@ import time
 
 from .. import backend
 from ..gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
-from .cases import Case, normal
+from .cases import Case, normal, seed_of
 from .exercise import Exercise
 from .honesty import NpseqCallWatch, copied_from, scan_imports, scan_indirection
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
@@ -67,13 +67,13 @@ DEFAULT_MEMORY_MB = 4096
 """Megabytes of address space a child process may add to what it holds when it starts."""
 
 
-def _upstream(outputs, seed: int):
+def _upstream(outputs, seed):
     rng = backend.numpy.random.default_rng(seed)
     return tuple(normal(rng, *out.shape) for out in outputs)
 
 
-def _numerical_grads(case: Case, douts) -> dict:
-    inputs = case.make_inputs()
+def _numerical_grads(case: Case, douts, variant: int = 0) -> dict:
+    inputs = case.make_inputs(variant)
 
     def outputs_of(_):
         return case.forward(**inputs)[:case.outputs]
@@ -81,9 +81,9 @@ def _numerical_grads(case: Case, douts) -> dict:
     return {name: numerical_gradient(outputs_of, inputs[name], df=douts, h=1e-3, order=4) for name in case.wrt}
 
 
-def _call(fn, case: Case, douts):
+def _call(fn, case: Case, douts, variant: int = 0):
     """Run ``fn`` on a fresh forward's cache and copies of the upstream gradients (it may edit either)."""
-    *_, cache = case.forward(**case.make_inputs())
+    *_, cache = case.forward(**case.make_inputs(variant))
     return case.call(fn, tuple(d.copy() for d in douts), cache)
 
 
@@ -194,8 +194,8 @@ def diagnose(name: str, given, expected, gates: tuple = (), first_wrong: int | N
     return f"{name}: {'every element' if wrong.all() else 'some elements'}"
 
 
-def _source_of_wrong_step(ask, exercise: Exercise, case: Case, index: int, douts, grad_index: int, step: int,
-                          time_axis: int):
+def _source_of_wrong_step(ask, exercise: Exercise, case: Case, index: int, variant: int, douts, grad_index: int,
+                          step: int, time_axis: int):
     """Tell apart a step wrong by itself from one handed a wrong gradient: ``"own"``, ``"handed back"`` or None.
 
     The learner's backward runs again (``ask``, in its child) with the upstream gradient zeroed
@@ -208,12 +208,12 @@ def _source_of_wrong_step(ask, exercise: Exercise, case: Case, index: int, douts
     later = [slice(None)] * probe[0].ndim
     later[exercise.upstream_time_axis] = slice(step + 1, None)
     probe[0][tuple(later)] = 0
-    reply = ask({"kind": "call", "case": index}, probe)
+    reply = ask({"kind": "call", "case": index, "variant": variant}, probe)
     grads = _learner_grads(reply, exercise.grads) if reply.header.get("kind") == "returned" else None
     if grads is None or not hasattr(grads[grad_index], "shape") or grads[grad_index].ndim <= time_axis:
         return None
     mine = xp.take(grads[grad_index], step, axis=time_axis)
-    engine = _as_grads(_call(exercise.engine, case, probe), exercise.grads)[0][grad_index]
+    engine = _as_grads(_call(exercise.engine, case, probe, variant), exercise.grads)[0][grad_index]
     reference = xp.take(backend.to_numpy(engine).astype(xp.float64), step, axis=time_axis)
     if mine.shape != reference.shape:
         return None
@@ -307,7 +307,8 @@ def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None
         case = exercise.cases[int(request.header["case"])]
         watch.calls.clear()
         try:
-            answer = _returned(_call(functools.partial(watch.run, fn), case, request.arrays), exercise.grads)
+            variant = int(request.header.get("variant", 0))
+            answer = _returned(_call(functools.partial(watch.run, fn), case, request.arrays, variant), exercise.grads)
         except NotImplementedError as exc:
             answer = Message({"kind": "raised", "problem": "not implemented",
                               "message": capped(describe(exc, submission))})
@@ -362,12 +363,14 @@ def _learner_grads(reply: Message, names: tuple):
     return tuple(_given(reply, index) for index in range(len(names)))
 
 
-def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int, ask) -> set:
-    """Grade ``exercise`` in one case through ``ask(header, arrays)``; returns the npseq functions it called."""
-    outputs = case.forward(**case.make_inputs())[:case.outputs]
+def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int, variant: int, ask) -> set:
+    """Grade ``exercise`` in one case (the numbers of its ``variant``) through ``ask(header, arrays)``; returns the
+    npseq functions it called."""
+    outputs = case.forward(**case.make_inputs(variant))[:case.outputs]
     # a loss function returns dLoss/dx itself: the upstream gradient of its loss is 1
-    douts = tuple(backend.xp.ones_like(out) for out in outputs) if case.returns_loss else _upstream(outputs, case.seed)
-    reply = ask({"kind": "call", "case": index}, douts)
+    douts = tuple(backend.xp.ones_like(out) for out in outputs) if case.returns_loss else \
+        _upstream(outputs, seed_of(case.seed, variant))
+    reply = ask({"kind": "call", "case": index, "variant": variant}, douts)
     called = {str(name)[:200] for name in reply.header.get("npseq_calls", [])[:50]}
     kind = reply.header.get("kind")
     if kind == "exit":
@@ -380,11 +383,11 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
     if grads is None:
         grade.problems.append(CaseProblem(case.label, "error", capped(reply.header.get("message", "no answer"))))
         return called
-    numeric = _numerical_grads(case, douts)
+    numeric = _numerical_grads(case, douts, variant)
     targets = case.wrt
     if case.returns_loss:  # the loss itself is checked against the forward's value
         numeric["loss"], targets = outputs[0], ("loss",) + case.wrt
-    engine = _as_grads(_call(exercise.engine, case, douts), exercise.grads)[0]
+    engine = _as_grads(_call(exercise.engine, case, douts, variant), exercise.grads)[0]
     time_axes = dict(exercise.time_axes)
     for position, (name, input_name, given, expected) in enumerate(zip(exercise.grads, targets, grads, engine)):
         gates = exercise.gates if name in exercise.gated else ()
@@ -396,15 +399,17 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
         if row.first_wrong_step is not None:
             steps, source = row.shape[time_axes[name]], None
             if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:
-                source = _source_of_wrong_step(ask, exercise, case, index, douts, position, row.first_wrong_step,
-                                               time_axes[name])
+                source = _source_of_wrong_step(ask, exercise, case, index, variant, douts, position,
+                                               row.first_wrong_step, time_axes[name])
             row.problem += f"; {step_report(row.first_wrong_step, steps, source)}"
         grade.rows.append(row)
     return called
 
 
-def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, quiet: bool) -> FunctionGrade:
-    """Grade the learner's ``exercise`` case by case, the learner's code running in a sandboxed child."""
+def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, quiet: bool,
+                    variants: tuple) -> FunctionGrade:
+    """Grade the learner's ``exercise`` case by case (case ``i`` in its variant ``variants[i]``), the learner's
+    code running in a sandboxed child."""
     grade = FunctionGrade(exercise.name, exercise.signature, attempted=True,
                           total=len(exercise.cases) * len(exercise.grads),
                           cases=tuple(case.label for case in exercise.cases))
@@ -427,8 +432,8 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
         elif kind != "ready":
             grade.failure = "crashed: the child's first answer was not that it was ready"
         else:
-            for index, case in enumerate(exercise.cases):
-                called |= _grade_case(grade, exercise, case, index, ask)
+            for index, (case, variant) in enumerate(zip(exercise.cases, variants)):
+                called |= _grade_case(grade, exercise, case, index, variant, ask)
     except _ChildFailed as exc:
         grade.failure = str(exc)
     finally:
@@ -479,7 +484,8 @@ def _load_what_children_use(exercises: list) -> None:
 
 
 def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
-               quiet: bool = False, private: tuple = (), policy: str = "note") -> GradeReport:
+               quiet: bool = False, private: tuple = (), policy: str = "note", seed: int = 0,
+               case_seeds: dict | None = None) -> GradeReport:
     """Import the learner's file and grade every exercise function (or those named in ``only``).
 
     The import and each function run in their own child process, under ``timeout`` and
@@ -496,6 +502,10 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
             (the autograder's own files), where the platform allows hiding them.
         policy: ``"note"`` (a function that calls npseq's own backward, or is a copy of it or of the
             sheet's solution after renaming, is graded as it is and noted) or ``"zero"`` (it scores 0).
+        seed: the variant of every case's numbers (0: the sheet's own; a student's seed gives the same
+            shapes and other numbers, :func:`~npseq.course.cases.seed_of`).
+        case_seeds: ``(exercise name, case number from 1) -> seed`` for cases graded with another seed
+            than ``seed`` (hidden cases drawn at grading time).
 
     Returns:
         A :class:`~npseq.course.report.GradeReport` (``.score`` in percent, ``.ok``, ``report[name]``;
@@ -513,6 +523,10 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
         raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
     if policy not in POLICIES:
         raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
+    case_seeds = dict(case_seeds or {})
+    for label, value in [("seed", seed)] + [(f"case_seeds[{key!r}]", value) for key, value in case_seeds.items()]:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 63:
+            raise ValueError(f"{label}: expected an int in [0, 2**63), got {value!r}")
     started = time.monotonic()
     submission = read_submission(path)
     _load_what_children_use([EXERCISE_BY_NAME[name] for name in names])
@@ -523,8 +537,10 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
         if exercise.name not in names:
             continue
         if exercise.name in defined:
-            functions.append(_judged(_grade_in_child(exercise, submission, limits, quiet), exercise, submission,
-                                     policy))
+            variants = tuple(case_seeds.get((exercise.name, number), seed)
+                             for number in range(1, len(exercise.cases) + 1))
+            functions.append(_judged(_grade_in_child(exercise, submission, limits, quiet, variants), exercise,
+                                     submission, policy))
         else:
             functions.append(FunctionGrade(exercise.name, exercise.signature, attempted=False,
                                            total=len(exercise.cases) * len(exercise.grads),

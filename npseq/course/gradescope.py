@@ -84,6 +84,8 @@ class Scoring:
         timeout: seconds each function may run, all its cases together (and the import of the file).
         memory_mb: megabytes each function may add to its process, or ``None`` for no limit.
         policy: the honesty policy (:data:`~npseq.course.report.POLICIES`): ``"note"`` or ``"zero"``.
+        per_student: grade each student on cases of their own: the seed of their e-mail address, from
+            Gradescope's submission metadata (``npseq exercises --student EMAIL`` writes the matching hand-out).
 
     The fields are checked when the record is made (:class:`~npseq.errors.InvalidValueError`,
     one line naming the field, the expected and the given), and ``points`` and ``hidden``
@@ -95,6 +97,7 @@ class Scoring:
     timeout: float = DEFAULT_TIMEOUT
     memory_mb: int | None = DEFAULT_MEMORY_MB
     policy: str = "note"
+    per_student: bool = False
 
     def __post_init__(self):
         only = self.only
@@ -122,6 +125,8 @@ class Scoring:
             raise InvalidValueError(f"memory_mb: expected a positive whole number of megabytes or null, got {memory!r}")
         if self.policy not in POLICIES:
             raise InvalidValueError(f"policy: expected one of {list(POLICIES)}, got {self.policy!r}")
+        if not isinstance(self.per_student, bool):
+            raise InvalidValueError(f"per_student: expected true or false, got {self.per_student!r}")
 
     @property
     def names(self) -> tuple:
@@ -146,7 +151,8 @@ class Scoring:
         """The scoring as ``config.json`` text: every field, ``hidden``'s case numbers as lists (or ``"all"``)."""
         hidden = {name: cases if cases == ALL_CASES else list(cases) for name, cases in self.hidden.items()}
         data = {"only": None if self.only is None else list(self.only), "points": dict(self.points),
-                "hidden": hidden, "timeout": self.timeout, "memory_mb": self.memory_mb, "policy": self.policy}
+                "hidden": hidden, "timeout": self.timeout, "memory_mb": self.memory_mb, "policy": self.policy,
+                "per_student": self.per_student}
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod

@@ -95,14 +95,16 @@ def number_of(exercise: Exercise) -> int:
     return NAMES.index(exercise.name) + 1
 
 
-def grade_arguments(exercises: list) -> list:
-    """The ``--only`` words that make ``npseq grade`` grade exactly ``exercises`` (none for the whole sheet)."""
+def grade_arguments(exercises: list, seed: int = 0) -> list:
+    """The words that make ``npseq grade`` grade exactly ``exercises`` (no ``--only`` for the whole sheet) with the
+    numbers of the hand-out's ``seed`` (no ``--seed`` for the sheet's own, 0)."""
     names = [exercise.name for exercise in exercises]
-    return [] if names == list(NAMES) else [word for name in names for word in ("--only", name)]
+    only = [] if names == list(NAMES) else [word for name in names for word in ("--only", name)]
+    return only + (["--seed", str(seed)] if seed else [])
 
 
-def grade_command(file_name: str, exercises: list) -> str:
-    return " ".join(["npseq grade", file_name] + grade_arguments(exercises))
+def grade_command(file_name: str, exercises: list, seed: int = 0) -> str:
+    return " ".join(["npseq grade", file_name] + grade_arguments(exercises, seed))
 
 
 def without_hints(source: str) -> str:
@@ -171,17 +173,17 @@ def _section_comment(exercise: Exercise) -> str:
     return "# " + "-" * (90 - len(title)) + title + "\n"
 
 
-def _main_block(file_name: str, exercises: list) -> str:
-    arguments = ", ".join(repr(word) for word in grade_arguments(exercises))
+def _main_block(file_name: str, exercises: list, seed: int = 0) -> str:
+    arguments = ", ".join(repr(word) for word in grade_arguments(exercises, seed))
     return ('if __name__ == "__main__":\n    import sys\n\n    from npseq.grade import main\n\n'
             f"    sys.exit(main([__file__{', ' + arguments if arguments else ''}] + sys.argv[1:]))\n")
 
 
-def skeleton(exercises: list, hints: bool = True) -> str:
+def skeleton(exercises: list, hints: bool = True, seed: int = 0) -> str:
     """The text of ``backprop_exercises.py`` for ``exercises``."""
     imports = NUMPY_IMPORT + "\n" + forwards_import(exercises)
     sections = [_section_comment(exercise) + skeleton_source(exercise, hints) for exercise in exercises]
-    parts = [_docstring(exercises) + imports] + sections + [_main_block(SKELETON_NAME, exercises)]
+    parts = [_docstring(exercises) + imports] + sections + [_main_block(SKELETON_NAME, exercises, seed)]
     return "\n\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
 
@@ -207,7 +209,7 @@ def solutions(exercises: list) -> str:
             "import numpy as np\n\n\n" + "\n\n".join(body.rstrip("\n") + "\n" for body in bodies))
 
 
-def readme(exercises: list, hints: bool = True) -> str:
+def readme(exercises: list, hints: bool = True, seed: int = 0) -> str:
     """The hand-out's README: how to grade, what the score means, and each exercise's docstring.
 
     The same for a ``.py`` and a notebook hand-out, so that both can be written into one folder.
@@ -219,10 +221,11 @@ def readme(exercises: list, hints: bool = True) -> str:
              "imports them), so every cache has npseq's layout; each docstring lists the fields you may use"
              + (" and gives hints." if hints else "."),
              "", "You need npseq installed (`pip install npseq`, or `pip install -e .` in its repository).", "",
-             "## Grading", "", "```",
-             grade_command(SKELETON_NAME, exercises),
+             "## Grading", "", *([f"Your cases are numbered {seed}: the same shapes as everyone's, numbers of your "
+                                 "own (the commands below carry the number).", ""] if seed else []), "```",
+             grade_command(SKELETON_NAME, exercises, seed),
              f"python {SKELETON_NAME}              # the same",
-             grade_command(NOTEBOOK_NAME, exercises),
+             grade_command(NOTEBOOK_NAME, exercises, seed),
              "# a notebook hand-out: the command above, or the notebook's last cell once it is saved",
              "```", "",
              "The grader runs npseq's forward on fixed float64 inputs in a few cases (edge cases included: N=1, "
@@ -256,7 +259,7 @@ def _reading_a_failing_check(exercises: list) -> list:
     return lines
 
 
-def notebook(exercises: list, hints: bool = True) -> str:
+def notebook(exercises: list, hints: bool = True, seed: int = 0) -> str:
     """The text of ``backprop_exercises.ipynb``: equations as Markdown, a code cell per function, a grading cell."""
     sections = []
     for exercise in exercises:
@@ -265,7 +268,7 @@ def notebook(exercises: list, hints: bool = True) -> str:
         code = _without_docstring(source, exercise)
         heading = f"{number_of(exercise)}. {exercise.title}: `{exercise.name}`"
         sections.append(NotebookExercise(heading, f"{exercise.summary}.\n\n```text\n{docstring}\n```", code))
-    arguments = ", ".join(repr(word) for word in [NOTEBOOK_NAME] + grade_arguments(exercises))
+    arguments = ", ".join(repr(word) for word in [NOTEBOOK_NAME] + grade_arguments(exercises, seed))
     grading = ('if __name__ == "__main__":  # runs here; the grader reads this notebook without running this cell\n'
                "    from npseq.grade import main\n\n"
                f"    exit_code = main([{arguments}])")
@@ -274,7 +277,7 @@ def notebook(exercises: list, hints: bool = True) -> str:
              "own (the first cell imports them), so every cache has npseq's layout. The notation is NumPy's: `*` "
              "multiplies elementwise, `@` is a matrix product, `A^T` a transpose, `sum_n` a sum over the batch.")
     grading_intro = (f"## Grading\n\nSave the notebook, then run the cell below: it grades `{NOTEBOOK_NAME}` as "
-                     f"`{grade_command(NOTEBOOK_NAME, exercises)}` does in a terminal.")
+                     f"`{grade_command(NOTEBOOK_NAME, exercises, seed)}` does in a terminal.")
     setup = (NUMPY_IMPORT + "\n" + forwards_import(exercises)).rstrip("\n")
     return notebook_text(handout_notebook("Backpropagation exercises", intro, setup, sections, grading_intro,
                                           grading))
@@ -338,15 +341,16 @@ def write_files(out: str, files: dict, force: bool = False) -> Written:
     return Written(tuple(written), tuple(unchanged))
 
 
-def handout_files(only=None, hints: bool = True, as_notebook: bool = False) -> dict:
+def handout_files(only=None, hints: bool = True, as_notebook: bool = False, seed: int = 0) -> dict:
     """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README."""
     exercises = chosen_exercises(only)
     if as_notebook:
-        return {NOTEBOOK_NAME: notebook(exercises, hints), "README.md": readme(exercises, hints)}
-    return {SKELETON_NAME: skeleton(exercises, hints), "README.md": readme(exercises, hints)}
+        return {NOTEBOOK_NAME: notebook(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
+    return {SKELETON_NAME: skeleton(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
 
 
-def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = False, force: bool = False) -> Written:
+def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = False, force: bool = False,
+                  seed: int = 0) -> Written:
     """Write the hand-out into ``out``: the skeleton with the chosen exercises and a README with their equations.
 
     Args:
@@ -357,11 +361,13 @@ def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = F
             forward equations, the cache fields and the shapes only.
         as_notebook: write ``backprop_exercises.ipynb`` instead of ``backprop_exercises.py``.
         force: replace files of the hand-out that hold other content.
+        seed: the numbers of the learner's cases (:func:`~npseq.course.cases.student_seed` of a name, say):
+            the hand-out's grading commands carry it, so the learner is graded on cases of their own.
 
     Raises:
         HandoutError: ``only`` names no exercise, a file would be replaced, or ``out`` cannot be written.
     """
-    return write_files(out, handout_files(only, hints, as_notebook), force)
+    return write_files(out, handout_files(only, hints, as_notebook, seed), force)
 
 
 def write_solutions(out: str, only=None, force: bool = False) -> Written:

@@ -1,0 +1,97 @@
+"""Numbers a student cannot copy: a seed (or a student's name) gives every case the same shapes and other numbers,
+the hand-out carries it to the grader, and the autograder grades each student on their own and draws hidden cases
+when it grades."""
+import json
+import subprocess
+import sys
+
+import pytest
+from learners import own_work
+
+from npseq.cli import main
+from npseq.course import grade_file
+from npseq.course.autograder import main as autograder_main
+from npseq.course.autograder import submitters
+from npseq.course.cases import student_seed
+from npseq.course.gradescope import Scoring
+from npseq.course.handout import SKELETON_NAME, chosen_exercises, solutions
+from npseq.course.sheet import EXERCISE_BY_NAME, EXERCISES
+
+LSTM = "lstm_step_backward"
+WRONG = own_work(solutions(chosen_exercises([LSTM]))).replace("dc * i * (1 - g ** 2)", "-dc * i * (1 - g ** 2)")
+
+
+def test_a_seed_keeps_every_shape_and_changes_every_number():
+    for exercise in EXERCISES:
+        for case in exercise.cases:
+            sheet, alice, again = case.make_inputs(), case.make_inputs(student_seed("alice")), case.make_inputs(7)
+            assert sheet.keys() == alice.keys()
+            for name, value in sheet.items():
+                if hasattr(value, "shape"):
+                    assert value.shape == alice[name].shape and value.dtype == alice[name].dtype, (case.label, name)
+            floats = [name for name, value in sheet.items() if getattr(value, "dtype", None) is not None
+                      and value.dtype.kind == "f"]
+            assert floats and all((sheet[name] != alice[name]).any() for name in floats), case.label
+            assert all((again[name] == case.make_inputs(7)[name]).all() for name in floats)  # a seed is a seed
+
+
+def test_two_students_handouts_grade_on_numbers_of_their_own(tmp_path, capsys):
+    reports = {}
+    for student in ("alice@uni.example", "bob@uni.example"):
+        out = tmp_path / student.split("@")[0]
+        assert main(["exercises", "--out", str(out), "--only", LSTM, "--student", student]) == 0
+        seed = student_seed(student)
+        assert f"--seed {seed}" in capsys.readouterr().out
+        assert f"Your cases are numbered {seed}" in (out / "README.md").read_text()
+        (out / "mine.py").write_text(WRONG)
+        # the hand-out grades itself with its student's numbers
+        skeleton = (out / SKELETON_NAME).read_text()
+        assert f"'--seed', '{seed}'" in skeleton
+        reports[student] = grade_file(out / "mine.py", only=[LSTM], seed=seed)[LSTM]
+    alice, bob = reports.values()
+    assert [row.case for row in alice.rows] == [row.case for row in bob.rows]  # the same cases, by their shapes
+    assert alice.diagnoses() == bob.diagnoses() == ["dx: every element", "dprev_h: every element",
+                                                    "dWx: gate g, every unit", "dWh: gate g, every unit",
+                                                    "db: gate g, every unit"]
+    assert [row.problem for row in alice.rows] != [row.problem for row in bob.rows]  # the numbers in them differ
+    right = tmp_path / "right.py"
+    right.write_text(own_work(solutions(chosen_exercises([LSTM]))))
+    assert all(grade_file(right, only=[LSTM], seed=seed).ok for seed in (0, 1, student_seed("carol")))
+
+
+def test_the_skeleton_run_as_a_script_uses_its_seed(tmp_path, capsys):
+    out = tmp_path / "hand"
+    assert main(["exercises", "--out", str(out), "--only", LSTM, "--seed", "12345"]) == 0
+    result = subprocess.run([sys.executable, SKELETON_NAME, "--format", "json"], cwd=out, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1 and json.loads(result.stdout)["score"] == 0
+
+
+def test_bad_seeds_are_one_line(tmp_path, capsys):
+    for argv in (["--seed", "-1"], ["--seed", "x"], ["--seed", "1", "--student", "a"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["grade", str(tmp_path / "x.py"), *argv])
+        assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    assert main(["grade", str(tmp_path / "x.py"), "--student", " "]) == 2
+    assert "--student: expected a name" in capsys.readouterr().err
+
+
+def test_the_autograder_grades_each_student_on_their_own_and_draws_hidden_cases_now(tmp_path):
+    (tmp_path / "source").mkdir()
+    scoring = Scoring(only=(LSTM,), hidden={LSTM: (2,)}, per_student=True)
+    (tmp_path / "source" / "config.json").write_text(scoring.to_json())
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / SKELETON_NAME).write_text(WRONG)
+    metadata = {"users": [{"email": "Alice@Uni.Example ", "name": "Alice"}]}
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
+    assert submitters(str(tmp_path)) == "alice@uni.example"
+    outputs = []
+    for _ in range(2):
+        assert autograder_main(["--root", str(tmp_path)]) == 0
+        tests = json.loads((tmp_path / "results" / "results.json").read_text())["tests"]
+        outputs.append([test["output"] for test in tests])
+    expected = grade_file(tmp_path / "submission" / SKELETON_NAME, only=[LSTM], seed=student_seed("alice@uni.example"))
+    first = EXERCISE_BY_NAME[LSTM].cases[0].label
+    visible_row = next(row for row in expected[LSTM].rows if not row.ok and row.case == first)
+    assert visible_row.problem in outputs[0][0]  # case 1: Alice's own numbers
+    assert outputs[0][0] == outputs[1][0] and outputs[0][1] != outputs[1][1]  # case 2, hidden: drawn at grading
