@@ -24,6 +24,8 @@ import pathlib
 import re
 import textwrap
 
+from npseq._checks import is_check_statement  # the statements a printed function leaves out
+
 FAST = os.environ.get("NPSEQ_FAST") == "1"
 
 FIGURES = pathlib.Path(os.environ.get("NPSEQ_FIGURES", pathlib.Path(__file__).resolve().parent / "figures"))
@@ -77,23 +79,10 @@ def code(function) -> str:
             and isinstance(body[0].value.value, str):
         skip.update(range(body[0].lineno - 1, body[0].end_lineno))
     for statement in body:
-        if _is_plumbing(statement):
+        if is_check_statement(statement):
             skip.update(range(statement.lineno - 1, statement.end_lineno))
     kept = "\n".join(line for number, line in enumerate(lines) if number not in skip)
     return re.sub(r"\bxp\.", "np.", kept) + "\n"  # the array module is NumPy (or CuPy, which reads the same)
-
-
-def _is_plumbing(statement) -> bool:
-    """An argument check or the choice of the array module: statements that carry no maths."""
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        callee = statement.value.func
-        name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
-        return name.lstrip("_").startswith("check")
-    if isinstance(statement, ast.If) and not statement.orelse:
-        return all(isinstance(inner, ast.Raise) for inner in statement.body)
-    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-        return ast.unparse(statement.value.func).endswith("get_array_module")
-    return False
 
 
 def equations(function) -> str:

@@ -18,6 +18,7 @@ import sys
 import textwrap
 
 from .. import functional as F
+from .._checks import is_check_statement
 from .sheet import NAMES
 from .submission import Submission
 
@@ -143,20 +144,6 @@ def scan_indirection(submission: Submission) -> list:
 
 
 # ------------------------------------------------------- the same code under other names
-def _is_plumbing(statement) -> bool:
-    """A statement that carries no maths: an argument check, ``if ...: raise``, the choice of the array module
-    (what npseq's tutorials leave out when they print a function)."""
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        callee = statement.value.func
-        name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
-        return name.lstrip("_").startswith("check")
-    if isinstance(statement, ast.If) and not statement.orelse:
-        return all(isinstance(inner, ast.Raise) for inner in statement.body)
-    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-        return ast.unparse(statement.value.func).endswith("get_array_module")
-    return False
-
-
 class _Erase(ast.NodeTransformer):
     """Names become ``v0, v1, ...`` in the order they first appear, constants ``0``: what renaming cannot hide."""
 
@@ -180,7 +167,7 @@ def normalized(function: ast.FunctionDef) -> str:
     """A function's code with its docstring, checks and array-module line left out and its names and constants
     erased (:class:`_Erase`): two functions that differ only in names, constants, comments, docstrings and
     layout normalise alike."""
-    body = [statement for statement in function.body if not _is_plumbing(statement)]
+    body = [statement for statement in function.body if not is_check_statement(statement)]
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     bare = copy.deepcopy(function)
