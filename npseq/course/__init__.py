@@ -5,10 +5,14 @@
   :mod:`~npseq.course.exercise` the record, :mod:`~npseq.course.cases` the seeded cases.
 * :mod:`~npseq.course.grader`: a submission against finite differences and npseq's own
   backward; :mod:`~npseq.course.submission` reads a ``.py`` or a notebook,
-  :mod:`~npseq.course.sandbox` runs it in a child that sends back only arrays, :mod:`~npseq.course.honesty`
-  notices npseq's own backward handed in, :mod:`~npseq.course.report` says what was found.
+  :mod:`~npseq.course.sandbox` runs it in a child that sends back only arrays,
+  :mod:`~npseq.course.honesty` notices npseq's own code handed in, :mod:`~npseq.course.report`
+  says what was found.
 * :mod:`~npseq.course.handout`: the skeleton, its README and notebook
-  (:mod:`~npseq.course.notebook`), and the solved copy.
+  (:mod:`~npseq.course.notebook`), the solved copy, and the classic mistakes
+  (:mod:`~npseq.course.mistakes`) with what the grader says of each.
+* :mod:`~npseq.course.gradescope` and :mod:`~npseq.course.autograder`: Gradescope's bundle and
+  results; :mod:`~npseq.course.classroom`: a whole class graded, and what it got wrong.
 
 The maths an exercise is graded against lives in :mod:`npseq.functional`, like all maths.
 """
