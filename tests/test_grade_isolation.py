@@ -203,3 +203,20 @@ def test_help_and_bad_options(capsys):
             main(bad)
         assert exit_info.value.code == 2
         assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_time_limit_counts_the_learners_time_not_the_graders(tmp_path, monkeypatch):
+    # The grader's own finite differences run between two answers of the child: however long they take,
+    # they are not the learner's time (made slow here: 1.5 s each, against a limit of 2 s for all cases).
+    import time as clock
+
+    from npseq.course import grader
+    numerical = grader._numerical_grads
+
+    def slow(*args, **kwargs):
+        clock.sleep(1.5)
+        return numerical(*args, **kwargs)
+
+    monkeypatch.setattr(grader, "_numerical_grads", slow)
+    path = write(tmp_path, "from npseq.functional import rnn_step_backward  # noqa: F401\n")
+    assert grade_file(path, only=["rnn_step_backward"], timeout=2).ok
