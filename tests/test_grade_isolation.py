@@ -206,15 +206,16 @@ def test_help_and_bad_options(capsys):
 
 
 def test_the_time_limit_counts_the_learners_time_not_the_graders(tmp_path, monkeypatch):
-    # The grader's own finite differences run between two answers of the child: however long they take,
-    # they are not the learner's time (made slow here: 1.5 s each, against a limit of 2 s for all cases).
+    # The grader's own finite differences run between two answers of the child: however long they take, they
+    # are not the learner's time (made slow here: 2.5 s a case, past the whole limit of 2 s before the second
+    # case is even asked).
     import time as clock
 
     from npseq.course import grader
     numerical = grader._numerical_grads
 
     def slow(*args, **kwargs):
-        clock.sleep(1.5)
+        clock.sleep(2.5)
         return numerical(*args, **kwargs)
 
     monkeypatch.setattr(grader, "_numerical_grads", slow)
