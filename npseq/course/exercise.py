@@ -54,10 +54,9 @@ def declare(**fields) -> Callable:
 
 def solution_source(function: Callable) -> str:
     """The function's source as a learner writes it: ``def`` to its last line, without the ``@declare`` above."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    node = tree.body[0]
-    lines = textwrap.dedent(inspect.getsource(function)).splitlines(keepends=True)
-    return "".join(lines[node.lineno - 1:node.end_lineno])
+    source = textwrap.dedent(inspect.getsource(function))
+    node = ast.parse(source).body[0]
+    return "".join(source.splitlines(keepends=True)[node.lineno - 1:node.end_lineno])
 
 
 def called_names(function: Callable) -> set:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import os
 
+from . import sheet
 from .exercise import Exercise, solution_source
 from .files import write_atomically
 from .grader import DEFAULT_TIMEOUT
@@ -189,7 +191,6 @@ def skeleton(exercises: list, hints: bool = True, seed: int = 0) -> str:
 
 def _helpers_of(exercises: list) -> list:
     """The sheet's own helper functions that the chosen solutions call (``_split`` for multi-head attention)."""
-    from . import sheet
     called = set().union(*(ast_names(solution_source(exercise.solution)) for exercise in exercises))
     return [value for name, value in vars(sheet).items()
             if name.startswith("_") and callable(value) and getattr(value, "__module__", None) == sheet.__name__
@@ -202,7 +203,6 @@ def ast_names(source: str) -> set:
 
 def solutions(exercises: list) -> str:
     """A solved copy of the hand-out: every chosen exercise's solution, in plain NumPy (for the instructor's key)."""
-    import inspect
     helpers = [inspect.getsource(helper) for helper in _helpers_of(exercises)]
     bodies = helpers + [solution_source(exercise.solution) for exercise in exercises]
     return ('"""Solutions of the backpropagation exercises: the instructor\'s key, not for learners."""\n'

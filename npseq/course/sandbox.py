@@ -40,6 +40,7 @@ import struct
 import sys
 import tempfile
 import time
+import traceback
 from typing import Callable
 
 from .. import backend
@@ -475,7 +476,6 @@ def spawn(serve: Callable[[Channel], None], limits: Limits, files: dict, hidden:
             _enter_sandbox(limits, scratch, files, uid, printed, (to_child_read, to_parent_write), hidden, grader)
             serve(Channel(to_child_read, to_parent_write))
         except BaseException:  # noqa: B036 (the child ends here whatever happened; the parent reports how)
-            import traceback
             traceback.print_exc()  # into the child's own output, which the grader shows
             code = 70
         os._exit(code)
