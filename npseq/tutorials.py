@@ -1,9 +1,12 @@
 """The tutorials as Jupyter notebooks: what ``npseq tutorials --notebooks DIR [--only NN ...] [--execute]`` runs.
 
 The tutorials are the percent-format scripts ``tutorials/NN_*.py`` of npseq's
-repository (:func:`tutorials_dir`): they are not part of the installed package, so
-this command needs npseq installed from its repository with ``pip install -e .``,
-the README's way, and says so otherwise. Each chosen tutorial is converted with
+repository, with their helper ``_common.py``. The wheel carries a copy of them as
+package data, ``npseq/_tutorials/`` (setup.py's build step makes it from the
+repository's folder, the one source). :func:`tutorials_dir` reads the repository's
+``tutorials/`` when npseq runs from a checkout (``pip install -e .``, the README's
+way, so that edits to a tutorial show at once) and the packaged copy otherwise
+(``pip install`` of the wheel or the sdist). Each chosen tutorial is converted with
 jupytext into ``DIR/NN_*.ipynb`` (a plain notebook for the python3 kernel, not
 paired with its script), and the tutorials' helper module ``_common.py`` is copied
 beside them, since every tutorial imports it from its own folder; figures then go
@@ -21,8 +24,9 @@ the scripts. A notebook whose cell raises is saved up to that cell, the error is
 named in one line, and the command ends with exit code 1.
 
 Writing needs jupytext and executing nbclient and ipykernel: the ``notebooks``
-extra (``pip install -e ".[notebooks]"``), which also installs JupyterLab to open
-them. They are imported only here, so that npseq itself does not depend on them.
+extra (``pip install -e ".[notebooks]"`` in a checkout; :data:`INSTALL_HINT` names
+them for an installed wheel), which also installs JupyterLab to open them. They
+are imported only here, so that npseq itself does not depend on them.
 """
 from __future__ import annotations
 
@@ -35,8 +39,8 @@ from typing import NamedTuple, Optional
 from .errors import UserError
 
 HELPER = "_common.py"
+PACKAGED = "_tutorials"  # the wheel's copy of the tutorials, npseq/_tutorials (setup.py writes it)
 TUTORIAL_NAME = re.compile(r"^(?P<number>\d\d)_\w+\.py$")
-INSTALL_HINT = 'pip install -e ".[notebooks]"'
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
@@ -51,9 +55,24 @@ class Execution(NamedTuple):
     error: Optional[str]  # None when every cell ran; else "cell N: ExceptionName: message"
 
 
+def _checkout_tutorials() -> Optional[str]:
+    """``tutorials/`` of the repository npseq runs from (its package folder sits beside the repository's
+    setup.cfg and ``tutorials/``: a checkout, or an editable install of one); ``None`` for an installed wheel."""
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # real: a strict editable install links
+    folder = os.path.join(root, "tutorials")
+    return folder if os.path.isdir(folder) and os.path.isfile(os.path.join(root, "setup.cfg")) else None
+
+
 def tutorials_dir() -> str:
-    """The folder of the tutorial scripts, ``tutorials/`` of the repository npseq runs from."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tutorials")
+    """The folder of the tutorial scripts: the repository's ``tutorials/`` when npseq runs from a checkout,
+    else the installed package's own copy, ``npseq/_tutorials``."""
+    return _checkout_tutorials() or os.path.join(os.path.dirname(os.path.abspath(__file__)), PACKAGED)
+
+
+# How to install the notebooks extra: from a checkout, the README's way; an installed wheel has no
+# repository to install from, so its packages (setup.cfg's notebooks extra) by name.
+INSTALL_HINT = ('pip install -e ".[notebooks]"' if _checkout_tutorials()
+                else "pip install jupytext nbformat nbclient ipykernel jupyterlab")
 
 
 def find_tutorials(only=None) -> list:
@@ -72,8 +91,8 @@ def find_tutorials(only=None) -> list:
     except OSError:
         names = []
     if not names or not os.path.isfile(os.path.join(folder, HELPER)):
-        raise NotebooksError(f"the tutorials are not at {folder}: they are written from npseq's repository "
-                             "(install npseq from it with pip install -e .)")
+        raise NotebooksError(f"the tutorials are not at {folder}: this npseq was installed without them "
+                             "(reinstall it from its wheel or sdist, or from its repository with pip install -e .)")
     if not only:
         return [os.path.join(folder, name) for name in names]
     by_key = {}

@@ -41,12 +41,12 @@ def test_an_unknown_tutorial_is_named_with_the_known_ones(tmp_path, capsys):
     assert line.endswith("(or file names without .py), got ['99', 'attention']")
 
 
-def test_without_the_repository_the_command_says_where_it_looked(tmp_path, monkeypatch, capsys):
+def test_without_the_tutorials_the_command_says_where_it_looked(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(tutorials, "tutorials_dir", lambda: str(tmp_path / "site-packages" / "tutorials"))
     assert main(["tutorials", "--notebooks", str(tmp_path / "nb")]) == 2
     assert _error_line(capsys) == (f"npseq tutorials: the tutorials are not at {tmp_path}/site-packages/tutorials: "
-                                   "they are written from npseq's repository (install npseq from it with "
-                                   "pip install -e .)")
+                                   "this npseq was installed without them (reinstall it from its wheel or sdist, "
+                                   "or from its repository with pip install -e .)")
 
 
 def test_only_picks_by_number_or_name_in_order():
