@@ -1,5 +1,6 @@
 """One declaration per exercise: the skeleton, the READMEs, the solutions and the grader's table follow from it."""
 import ast
+import importlib
 import pathlib
 
 from npseq import functional as F
@@ -8,6 +9,7 @@ from npseq.course.exercise import exercise_table
 from npseq.course.handout import chosen_exercises, markdown_table, readme, skeleton, solutions
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+SET_MODULES = [importlib.import_module(f"npseq.course.sets.{name}") for name in sheet.SET_NAMES]
 EXERCISE_FOLDER = ROOT / "tutorials" / "exercises"
 
 
@@ -16,29 +18,38 @@ def test_the_shipped_skeleton_is_what_the_sheet_writes():
     assert (EXERCISE_FOLDER / "backprop_exercises.py").read_text() == skeleton(chosen_exercises())
 
 
-def test_the_instructors_table_is_the_sheets():
-    assert markdown_table(chosen_exercises()) in (EXERCISE_FOLDER / "README.md").read_text()
+def test_the_instructors_tables_are_the_sets():
+    text = (EXERCISE_FOLDER / "README.md").read_text()
+    for name in ("classic",):
+        assert f"## The {name} set\n\n" + markdown_table(chosen_exercises(sets=[name])) + "\n" in text, name
 
 
-def test_the_grader_table_is_the_sheets_functions_in_order():
-    declared = [node.name for node in ast.parse(pathlib.Path(sheet.__file__).read_text()).body
-                if isinstance(node, ast.FunctionDef) and node.decorator_list]
+def test_the_grader_table_is_the_sets_functions_in_order():
+    declared = []
+    for module in SET_MODULES:
+        declared += [node.name for node in ast.parse(pathlib.Path(module.__file__).read_text()).body
+                     if isinstance(node, ast.FunctionDef) and node.decorator_list]
     assert list(sheet.NAMES) == declared
+    assert [exercise.name for exercise in sheet.EXERCISES] == [e.name for es in sheet.SETS.values() for e in es]
     for exercise in sheet.EXERCISES:
-        assert exercise.engine is getattr(F, exercise.name)  # graded against a public backward of npseq
-        assert all(callable(getattr(F, name)) for name in exercise.forwards)
+        # graded against a public backward of npseq, or a reference the course keeps of its own
+        assert exercise.engine.__module__.startswith(("npseq.functional", "npseq.course.references"))
+        forwards = importlib.import_module(exercise.forwards_module)
+        assert all(callable(getattr(forwards, name)) for name in exercise.forwards)
         assert exercise.signature.startswith(exercise.name + "(")
         assert len(exercise.cases) >= 1 and all(len(case.wrt) + case.returns_loss == len(exercise.grads)
                                                 for case in exercise.cases)
 
 
 def test_what_an_exercise_builds_on_is_read_off_its_solution():
-    assert {e.name: e.builds_on for e in sheet.EXERCISES if e.builds_on} == {
-        "additive_attention_backward": ("masked_softmax_backward",),
-        "rnn_backward": ("rnn_step_backward",),
-        "lstm_backward": ("lstm_step_backward",),
-        "bahdanau_decoder_step_backward": ("gru_step_backward", "additive_attention_backward"),
-        "multihead_attention_backward": ("masked_softmax_backward",),
+    assert {e.name: set(e.builds_on) for e in sheet.EXERCISES if e.builds_on} == {
+        "additive_attention_backward": {"masked_softmax_backward"},
+        "rnn_backward": {"rnn_step_backward"},
+        "lstm_backward": {"lstm_step_backward"},
+        "bahdanau_decoder_step_backward": {"gru_step_backward", "additive_attention_backward"},
+        "scaled_dot_product_attention_backward": {"masked_softmax_backward"},
+        "multihead_attention_backward": {"scaled_dot_product_attention_backward"},
+        "residual_norm_backward": {"layer_norm_backward", "feed_forward_backward"},
     }
 
 
@@ -70,6 +81,7 @@ def test_a_new_declaration_is_a_new_exercise():
         """Calls the first."""
         return relu_backward(dout, cache) * 2
 
-    table = exercise_table({"helper": helper, "relu_backward": relu_backward, "twice_backward": twice_backward})
+    table = exercise_table({"__name__": __name__, "helper": helper, "relu_backward": relu_backward,
+                            "twice_backward": twice_backward})
     assert [e.name for e in table] == ["relu_backward", "twice_backward"]
     assert table[0].signature == "relu_backward(dout, cache)" and table[1].builds_on == ("relu_backward",)

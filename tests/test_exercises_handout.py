@@ -8,10 +8,11 @@ import sys
 import pytest
 
 from npseq.cli import main as npseq_main
-from npseq.course import EXERCISES, NAMES
 from npseq.course.handout import with_prerequisites
+from npseq.course.sheet import SETS
 from npseq.exercises import main
 
+CLASSIC = SETS["classic"]  # a hand-out that names no set
 SKELETON = pathlib.Path(__file__).resolve().parents[1] / "tutorials" / "exercises" / "backprop_exercises.py"
 
 
@@ -25,14 +26,14 @@ def test_a_handout_without_hints_has_the_equations_and_grades_to_zero(tmp_path, 
     out = tmp_path / "handout"
     assert npseq_main(["exercises", "--out", str(out), "--no-hints"]) == 0
     printed = capsys.readouterr().out
-    assert "(12 exercises, no hints)" in printed and "npseq grade backprop_exercises.py" in printed
+    assert "(10 exercises, no hints)" in printed and "npseq grade backprop_exercises.py --set classic" in printed
     skeleton, readme = (out / "backprop_exercises.py").read_text(), (out / "README.md").read_text()
     for text in (skeleton, readme):
         assert "Hints:" not in text and "np.add.at" not in text and "da_i    = dc * g * i (1 - i)" not in text
     assert "next_c  = f * prev_c + i * g" in readme and "cache.tanh_c  (N, H)" in readme  # forward and fields stay
-    assert all(f"`{exercise.signature}`" in readme for exercise in EXERCISES)
-    assert "npseq grade backprop_exercises.py\n" in readme
-    assert list(functions_of(out / "backprop_exercises.py")) == list(NAMES)
+    assert all(f"`{exercise.signature}`" in readme for exercise in CLASSIC)
+    assert "npseq grade backprop_exercises.py --set classic\n" in readme
+    assert list(functions_of(out / "backprop_exercises.py")) == [exercise.name for exercise in CLASSIC]
     # graded where it lands, as a learner would run it: 0 points, exit code 1
     result = subprocess.run([sys.executable, "backprop_exercises.py", "--format", "json"], cwd=out,
                             capture_output=True, text=True, timeout=120)
@@ -44,7 +45,7 @@ def test_a_handout_without_hints_has_the_equations_and_grades_to_zero(tmp_path, 
 def test_a_handout_with_hints_is_the_sheet(tmp_path):
     assert main(["--out", str(tmp_path)]) == 0
     assert functions_of(tmp_path / "backprop_exercises.py") == functions_of(SKELETON)
-    assert (tmp_path / "README.md").read_text().count("Hints:") == len(NAMES)
+    assert (tmp_path / "README.md").read_text().count("Hints:") == len(CLASSIC)
 
 
 def test_only_hands_out_the_chosen_exercises_and_what_they_build_on(tmp_path, capsys):
@@ -56,7 +57,7 @@ def test_only_hands_out_the_chosen_exercises_and_what_they_build_on(tmp_path, ca
     only = " ".join(f"--only {name}" for name in names)
     assert f"npseq grade backprop_exercises.py {only}" in capsys.readouterr().out
     skeleton = (tmp_path / "backprop_exercises.py").read_text()
-    assert "10. ``bahdanau_decoder_step_backward``" in skeleton and "``lstm_backward``" not in skeleton
+    assert "6. ``bahdanau_decoder_step_backward``" in skeleton and "``lstm_backward``" not in skeleton
     result = subprocess.run([sys.executable, "backprop_exercises.py"], cwd=tmp_path, capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 1 and result.stdout.rstrip().endswith("score: 0.00 / 6 points = 0.0%")

@@ -137,9 +137,9 @@ def test_a_file_that_differs_from_one_import_to_the_next_is_still_graded(tmp_pat
         def rnn_step_backward(d, c):
             pass
         """)
-    result = npseq(tmp_path, "grade", path)
+    result = npseq(tmp_path, "grade", path, "--set", "classic")
     assert result.returncode == 1, result.stderr
-    assert result.stdout.rstrip().endswith("score: 0.00 / 12 points = 0.0%") and "Traceback" not in result.stderr
+    assert result.stdout.rstrip().endswith("score: 0.00 / 10 points = 0.0%") and "Traceback" not in result.stderr
 
 
 def test_reaching_npseqs_backward_through_indirection_is_named(tmp_path):

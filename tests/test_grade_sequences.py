@@ -5,8 +5,9 @@ import pytest
 
 from npseq.course import NAMES, grade_file
 from npseq.course.handout import chosen_exercises, solutions, with_prerequisites
+from npseq.course.sheet import names_of_sets
 
-SOLUTIONS = solutions(chosen_exercises())  # the solved copy of the sheet, the instructor's key
+SOLUTIONS = solutions(chosen_exercises(sets=["classic", "transformer"]))  # the instructor's key
 SKELETON = pathlib.Path(__file__).resolve().parents[1] / "tutorials" / "exercises" / "backprop_exercises.py"
 SEQUENCE_NAMES = ["rnn_backward", "lstm_backward", "word_embedding_backward", "temporal_softmax_loss",
                   "bahdanau_decoder_step_backward"]
@@ -24,8 +25,8 @@ def planted(tmp_path, old, new, name="learner.py"):
 def test_every_exercise_can_be_solved_from_its_docstring_without_npseq_backward(tmp_path):
     path = tmp_path / "backprop_solutions.py"
     path.write_text(SOLUTIONS)
-    report = grade_file(path)
-    assert [f.name for f in report.functions] == list(NAMES) and set(SEQUENCE_NAMES) <= set(NAMES)
+    report = grade_file(path, sets=["classic"])
+    assert [f.name for f in report.functions] == names_of_sets(["classic"]) and set(SEQUENCE_NAMES) <= set(NAMES)
     assert report.ok and report.score == 100.0, report
     # no npseq backward called or imported; and the copy check knows the sheet's solutions for npseq's own
     assert report.honesty == [] and all(not f.npseq_calls for f in report.functions)
@@ -89,10 +90,12 @@ def test_the_skeleton_leaves_each_sequence_exercise_to_the_learner(name):
     assert function.status == "not implemented" and function.points == 0
 
 
-def test_multihead_attention_without_the_scale_fails_where_the_scores_feed(tmp_path):
-    path = planted(tmp_path, "    dS = masked_softmax_backward(dA, att.softmax) * att.scale\n",
-                   "    dS = masked_softmax_backward(dA, att.softmax)\n")
-    mha = grade_file(path, only=["multihead_attention_backward"])["multihead_attention_backward"]
+def test_attention_without_the_scale_fails_where_the_scores_feed_in_every_head(tmp_path):
+    path = planted(tmp_path, "    dS = masked_softmax_backward(dA, cache.softmax) * cache.scale\n",
+                   "    dS = masked_softmax_backward(dA, cache.softmax)\n")
+    report = grade_file(path, only=["scaled_dot_product_attention_backward", "multihead_attention_backward"])
+    attention, mha = report["scaled_dot_product_attention_backward"], report["multihead_attention_backward"]
+    assert {row.tensor for row in attention.rows if not row.ok} == {"dqueries", "dkeys"}
     wrong = {row.tensor for row in mha.rows if not row.ok}
     assert wrong == {"dqueries", "dkeys", "dW_q", "dW_k", "db_q"}  # values and the output side are untouched
     assert mha.status == "incorrect"
@@ -107,5 +110,5 @@ def test_a_softmax_backward_summed_over_axis_2_breaks_the_four_dimensional_weigh
 
 
 def test_with_prerequisites_brings_the_masked_softmax_to_multihead_attention():
-    assert with_prerequisites(["multihead_attention_backward"]) == ["masked_softmax_backward",
-                                                                    "multihead_attention_backward"]
+    assert with_prerequisites(["multihead_attention_backward"]) == [
+        "masked_softmax_backward", "scaled_dot_product_attention_backward", "multihead_attention_backward"]

@@ -32,8 +32,8 @@ from npseq.course.gradescope import (
     write_bundle,
     write_results,
 )
-from npseq.course.handout import NOTEBOOK_NAME, SKELETON_NAME, chosen_exercises, solutions
-from npseq.course.sheet import EXERCISE_BY_NAME, NAMES
+from npseq.course.handout import NOTEBOOK_NAME, SKELETON_NAME, chosen_exercises, skeleton, solutions
+from npseq.course.sheet import DEFAULT_SETS, EXERCISE_BY_NAME, SET_NAMES, names_of_sets
 from npseq.course.submission import SubmissionError
 from npseq.errors import InvalidValueError
 from npseq.exercises import main as exercises_main
@@ -86,7 +86,7 @@ def validate(data: dict, scoring: Scoring) -> None:
     assert sum(test["max_score"] for test in graded) == pytest.approx(scoring.total)
     for test in graded:
         exercise, case = test["tags"][0], int(test["number"].split(".")[1])
-        assert test["number"] == f"{NAMES.index(exercise) + 1}.{case}" and test["name"].startswith(test["number"])
+        assert test["number"] == f"{scoring.number_of(exercise)}.{case}" and test["name"].startswith(test["number"])
         hidden = case in scoring.hidden_cases(exercise)
         assert test["visibility"] == ("after_published" if hidden else "visible")
     for test in data["tests"]:
@@ -210,11 +210,11 @@ def test_a_scoring_reads_back_from_its_json_and_refuses_what_does_not_fit():
                       hidden={"rnn_step_backward": [2, 1, 2], "lstm_step_backward": "all"}, timeout=5, memory_mb=None)
     assert scoring.only == STEPS and scoring.hidden == {"rnn_step_backward": (1, 2), "lstm_step_backward": "all"}
     assert Scoring.from_json(scoring.to_json()) == scoring and scoring.total == 1.5
-    assert Scoring.from_json("{}") == Scoring() and Scoring().total == len(NAMES)
+    assert Scoring.from_json("{}") == Scoring() and Scoring().total == len(names_of_sets(DEFAULT_SETS))
     assert scoring.hidden_cases("lstm_step_backward") == {1, 2}
     bad = {
         '{"only": ["softmax"]}': "only: expected names from",
-        '{"points": {"softmax": 1}}': "points: expected names from",
+        '{"points": {"softmax": 1}}': "points: expected names of the graded exercises",
         '{"points": {"rnn_step_backward": -1}}': "points: rnn_step_backward: expected a number >= 0, got -1",
         '{"points": {"rnn_step_backward": true}}': "points: rnn_step_backward: expected a number >= 0, got True",
         '{"only": ["rnn_step_backward"], "points": {"lstm_step_backward": 2}}':
@@ -423,3 +423,23 @@ def test_round_trip_the_zip_installs_in_a_fresh_environment_and_grades_each_kind
         assert data["score"] == pytest.approx(sum(expected)), name
         assert says in data["tests"][0]["output"], (name, data["tests"][0]["output"])
         assert data["tests"][3]["visibility"] == "after_published"
+
+    # Every other set through the same installed autograder: a bundle of them differs only in its config.json.
+    sets = [name for name in SET_NAMES if name != "classic"]
+    others = tmp_path / "others.zip"
+    assert npseq_main(["exercises", "--gradescope", str(others), "--set", *sets, "--timeout", "60"]) == 0
+    capsys.readouterr()
+    with zipfile.ZipFile(others) as archive:
+        (root / "source" / "config.json").write_bytes(archive.read("config.json"))
+    scoring = Scoring.from_json((root / "source" / "config.json").read_text())
+    assert scoring.names == tuple(names_of_sets(sets))
+    exercises = chosen_exercises(sets=sets)
+    for text, expected in ((own_work(solutions(exercises)), scoring.total), (skeleton(exercises), 0)):
+        shutil.rmtree(root / "submission", ignore_errors=True)
+        (root / "submission").mkdir()
+        (root / "submission" / SKELETON_NAME).write_text(text)
+        run = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-4000:]
+        data = json.loads((root / "results" / "results.json").read_text())
+        validate(data, scoring)
+        assert data["score"] == pytest.approx(expected), data["output"][-2000:]

@@ -24,6 +24,7 @@ from ..course.handout import (
     write_solutions,
 )
 from ..course.report import POLICIES
+from ..course.sets import DEFAULT_SETS, SET_NAMES, SET_SUMMARIES
 from ..course.sheet import EXERCISE_BY_NAME, NAMES
 from ..errors import UserError
 from .arguments import UsageError, chosen_seed, new_file_path, positive, say, seed_or_student
@@ -100,9 +101,13 @@ def add_arguments(parser) -> None:
                         help="write the skeleton as a Jupyter notebook (backprop_exercises.ipynb) instead of a .py")
     parser.add_argument("--no-hints", action="store_true",
                         help="leave out the hints (the backward equations): forward equations and shapes only")
+    parser.add_argument("--set", dest="sets", action="extend", nargs="+", choices=SET_NAMES, metavar="SET",
+                        help="the exercise sets of the hand-out and the autograder (several allowed): "
+                             + "; ".join(f"{name}: {SET_SUMMARIES[name]}" for name in SET_NAMES)
+                             + f" (default: {', '.join(DEFAULT_SETS)})")
     parser.add_argument("--only", nargs="+", choices=NAMES, metavar="NAME",
                         help="these exercises (and those they build on), in the hand-out and the autograder; "
-                             "default: all")
+                             "default: every exercise of the sets")
     parser.add_argument("--points", action="append", type=points_option, default=[], metavar="NAME=P",
                         help="the autograder: exercise NAME is worth P points (repeatable; default 1 each), "
                              "shared evenly by its cases")
@@ -132,7 +137,7 @@ def scoring_of(args) -> Scoring:
         UsageError: ``--points`` given twice for one exercise, or ``--points`` or ``--hidden``
             for an exercise that ``--only`` leaves out.
     """
-    names = [exercise.name for exercise in chosen_exercises(args.only)]
+    names = [exercise.name for exercise in chosen_exercises(args.only, args.sets)]
     points = {}
     for option in args.points:
         if option.name in points:
@@ -145,11 +150,11 @@ def scoring_of(args) -> Scoring:
     for flag, named in (("--points", points), ("--hidden", hidden)):
         left_out = [name for name in named if name not in names]
         if left_out:
-            raise UsageError(f"{flag}: expected exercises of the autograder ({', '.join(names)}: --only and what "
-                             f"it builds on), got {', '.join(left_out)}")
+            raise UsageError(f"{flag}: expected exercises of the autograder ({', '.join(names)}: --set, --only and "
+                             f"what they build on), got {', '.join(left_out)}")
     limits = {"timeout": args.timeout, "memory_mb": args.memory_mb, "policy": args.policy,
               "per_student": args.per_student or None}
-    return Scoring(only=tuple(names) if args.only else None, points=points, hidden=hidden,
+    return Scoring(only=tuple(names) if args.only or args.sets else None, points=points, hidden=hidden,
                    **{name: value for name, value in limits.items() if value is not None})
 
 
@@ -193,15 +198,15 @@ def run(args) -> int:
             check_bundle_target(args.gradescope, args.force)
         if args.out is not None:
             files = handout_files(args.only, hints=not args.no_hints, as_notebook=args.notebook,
-                                  seed=chosen_seed(args))
+                                  seed=chosen_seed(args), sets=args.sets)
             result = write_files(args.out, files, force=args.force)
         if args.gradescope:
             write_bundle(args.gradescope, scoring, force=args.force)
         if args.solutions is not None:
-            key = write_solutions(args.solutions, args.only, force=args.force)
+            key = write_solutions(args.solutions, args.only, force=args.force, sets=args.sets)
     except (HandoutError, BundleError) as exc:
         raise _HandoutRefused(str(exc)) from None
-    exercises = chosen_exercises(args.only)
+    exercises = chosen_exercises(args.only, args.sets)
     if args.out is not None:
         kept = f"; unchanged: {', '.join(result.unchanged)}" if result.unchanged else ""
         say(f"wrote {', '.join(result.written) or 'nothing new'}{kept} "

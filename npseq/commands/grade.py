@@ -21,7 +21,7 @@ from ..course.classroom import find_submissions, grade_class, refuse_foreign, wr
 from ..course.grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, grade_file
 from ..course.gradescope import Scoring, results, unloadable, write_results
 from ..course.report import POLICIES
-from ..course.sheet import NAMES
+from ..course.sheet import NAMES, SET_NAMES, graded_names
 from ..course.submission import SubmissionError
 from .arguments import UsageError, chosen_seed, new_file_path, positive, say, seed_or_student
 
@@ -47,8 +47,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("paths", nargs="+", metavar="file",
                         help="the learner's .py file or notebook (defines some of: " + ", ".join(NAMES) + "); "
                              "or a class: a folder of them (at any depth), or several files and folders")
+    parser.add_argument("--set", dest="sets", action="extend", nargs="+", choices=SET_NAMES, metavar="SET",
+                        help="grade every exercise of these sets (" + ", ".join(SET_NAMES) + "), defined in the "
+                             "file or not, as their hand-out lists them; default: the exercises the file defines")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
-                        help="grade only this function (repeatable); the score counts only these")
+                        help="grade this function (repeatable), defined in the file or not; with --set, besides "
+                             "the sets'")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="text: tables (default); json: one JSON object on stdout; gradescope: write "
                              "Gradescope's results.json (see --results) and print the tables")
@@ -84,6 +88,11 @@ def _write_results(path: str, data: dict) -> bool:
     return True
 
 
+def _scoring(args) -> Scoring:
+    """The Gradescope scoring of one file graded on ``--only`` and ``--set`` (the default sets' without either)."""
+    return Scoring(only=tuple(graded_names(args.only, args.sets)) if args.only or args.sets else None)
+
+
 def _stop(signum, frame):
     """SIGTERM: end like ``sys.exit`` (143, as 128 + SIGTERM), so that the grader's cleanup kills its sandboxed
     children, which run in sessions of their own, before it goes."""
@@ -101,19 +110,19 @@ def run(args) -> int:
     path = args.paths[0]
     machine = args.format != "text"
     try:
-        report = grade_file(path, only=args.only, timeout=args.timeout, memory_mb=args.memory_mb,
+        report = grade_file(path, only=args.only, sets=args.sets, timeout=args.timeout, memory_mb=args.memory_mb,
                             quiet=machine, policy=args.policy, seed=chosen_seed(args))
     except SubmissionError as exc:
         message = f"npseq grade: {exc}"
         if args.format == "json":
             say(json.dumps({"file": path, "error": str(exc), "score": 0.0, "all_correct": False}))
         elif args.format == "gradescope":
-            _write_results(args.results, unloadable(message, Scoring(only=tuple(args.only) if args.only else None)))
+            _write_results(args.results, unloadable(message, _scoring(args)))
         say(message, file=sys.stderr)
         return 2
     say(json.dumps(report.to_dict()) if args.format == "json" else report)
     if args.format == "gradescope":
-        scoring = Scoring(only=tuple(args.only) if args.only else None)
+        scoring = _scoring(args) if args.only or args.sets else Scoring(only=tuple(report.names))
         if not _write_results(args.results, results(report, scoring)):
             return 2
         say(f"wrote {args.results}")
@@ -133,7 +142,8 @@ def _run_class(args) -> int:
     refuse_foreign(json_path, "json", args.force)
     if args.student is not None:
         raise UsageError("--student: for one student's file; a class is graded with one --seed for all")
-    report = grade_class(submissions, only=args.only, jobs=args.jobs, timeout=args.timeout,
+    only = graded_names(args.only, args.sets) if args.only or args.sets else None
+    report = grade_class(submissions, only=only, jobs=args.jobs, timeout=args.timeout,
                          memory_mb=args.memory_mb, policy=args.policy, seed=args.seed)
     say("\n".join(report.summary_lines()))
     write_reports(report, csv_path, json_path, force=args.force)

@@ -115,7 +115,7 @@ def _results_of(root: str, started: float) -> dict:
              for number in sorted(scoring.hidden_cases(name))}
     try:
         # the instructor's files (the scoring, the hidden cases) are out of the submission's sight
-        report = grade_file(found.path, only=scoring.only, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
+        report = grade_file(found.path, only=scoring.names, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
                             quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")),
                             policy=scoring.policy, seed=seed, case_seeds=drawn)
         print(report.table())

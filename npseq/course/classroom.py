@@ -40,7 +40,7 @@ from ..errors import UserError
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .report import POLICIES, FunctionGrade
-from .sheet import NAMES
+from .sheet import DEFAULT_SETS, graded_names, names_of_sets
 
 SUBMISSION_SUFFIXES = (".py", ".ipynb")
 """The files of a folder that are submissions."""
@@ -251,7 +251,8 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
 
     Args:
         submissions: :class:`ClassSubmission` records (:func:`find_submissions`).
-        only: ``None`` (every exercise) or names from :data:`~npseq.course.sheet.NAMES`.
+        only: names from :data:`~npseq.course.sheet.NAMES` (``names_of_sets`` gives a set's), or ``None`` for
+            the default sets' (:data:`~npseq.course.sheet.DEFAULT_SETS`); every submission is graded on all of them.
         jobs: gradings at once (default :func:`default_jobs`).
         timeout: seconds for the import and for each function of one submission.
         memory_mb: megabytes each grading's functions may add (a positive number).
@@ -265,10 +266,7 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
         ValueError: no submissions, an unknown name in ``only``, or a limit that is not a positive number.
     """
     submissions = list(submissions)
-    names = list(NAMES) if only is None else list(dict.fromkeys(only))
-    unknown = [name for name in names if name not in NAMES]
-    if unknown:
-        raise ValueError(f"only: expected names from {list(NAMES)}, got {unknown}")
+    names = names_of_sets(DEFAULT_SETS) if only is None else graded_names(only)
     if not submissions:
         raise ValueError("submissions: expected at least one, got none")
     jobs = default_jobs() if jobs is None else jobs
@@ -277,13 +275,13 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
     for label, value in (("timeout", timeout), ("memory_mb", memory_mb), ("deadline", deadline)):
         if value is not None and not (isinstance(value, (int, float)) and 0 < value < math.inf):
             raise ValueError(f"{label}: expected a positive number, got {value!r}")
-    exercises = tuple(name for name in NAMES if name in names)
+    exercises = tuple(names)
     if policy not in POLICIES:
         raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
     command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--policy", policy, "--seed", str(int(seed)),
                "--timeout", repr(float(timeout)),
                "--memory-mb", str(int(memory_mb))]
-    command += [word for name in exercises if only is not None for word in ("--only", name)]
+    command += [word for name in exercises for word in ("--only", name)]
     grading = _Grading(command, exercises, deadline or timeout * (len(exercises) + 1) + DEADLINE_MARGIN_S,
                        _environment(), threading.Event())
     executor = concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="npseq-grade")

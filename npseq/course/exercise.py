@@ -1,6 +1,6 @@
 """What an exercise is: the :class:`Exercise` record, and :func:`declare`, which makes one of a solved function.
 
-An exercise is declared once, in :mod:`npseq.course.sheet`, as its solved function under
+An exercise is declared once, in its set's module (:mod:`npseq.course.sets`), as its solved function under
 ``@declare(...)``. The function gives the name, the signature, the hand-out's text (its
 docstring) and the solution (its body); the decorator gives what grading needs. What one
 exercise builds on (the learner's earlier functions its solution calls) is read off the
@@ -26,14 +26,17 @@ class Exercise:
     grads: tuple            # the names of the returned gradients, in order
     engine: Callable        # npseq's reference backward, which every case is held to
     cases: tuple            # npseq.course.cases.Case records
-    forwards: tuple         # names in npseq.functional that the hand-out imports for it
+    forwards: tuple         # the names the hand-out imports for it, from ``forwards_module``
     solution: Callable      # the solved function; its docstring is the hand-out's text
     gates: tuple = ()       # the gate names of the weights' column blocks, in order (LSTM: i, f, o, g)
     gated: tuple = ()       # the returned gradients whose last axis holds those blocks
     time_axes: tuple = ()   # (gradient name, axis of the time steps) for the sequence gradients
     upstream_time_axis: int | None = None  # a recurrence: the time axis of the first upstream gradient
     placeholder: str = ""   # the skeleton's body where ``raise NotImplementedError`` alone would say too little
+    forwards_module: str = "npseq.functional"  # where its forwards are: a course's own cell lives with the course
+    chained: bool = False   # its gradients are the links of one chain, in the order it runs: the first wrong one broke
     builds_on: tuple = ()   # the exercises its solution calls (the learner's own), in the order of the sheet
+    number: int = 0         # its number in a hand-out (from 1; 0 outside one): see npseq.course.handout
 
     @property
     def docstring(self) -> str:
@@ -66,11 +69,18 @@ def called_names(function: Callable) -> set:
 
 
 def exercise_table(namespace: dict) -> tuple:
-    """The :class:`Exercise` records of the functions marked by :func:`declare` in ``namespace``, in its order."""
+    """The :class:`Exercise` records of the functions marked by :func:`declare` and defined in the module whose
+    ``namespace`` this is, in its order.
+
+    What one builds on may be an exercise of another set that the module imports (multi-head attention
+    calls the classic set's masked softmax): every marked function in ``namespace`` counts.
+    """
     marked = [value for value in namespace.values() if callable(value) and hasattr(value, "__exercise__")]
     names = [function.__name__ for function in marked]
     table = []
     for function in marked:
+        if function.__module__ != namespace["__name__"]:
+            continue
         calls = called_names(function)
         table.append(Exercise(name=function.__name__, signature=f"{function.__name__}{inspect.signature(function)}",
                               solution=function, builds_on=tuple(name for name in names if name in calls),

@@ -54,7 +54,7 @@ from .exercise import Exercise
 from .honesty import NpseqCallWatch, copied_from, scan_imports, scan_indirection
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
-from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
+from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
 from .submission import Submission, SubmissionError, describe, learner_line, load_submission, one_line, read_submission
 
 ENGINE_TOL = 1e-9
@@ -74,6 +74,8 @@ def _upstream(outputs, seed):
 
 def _numerical_grads(case: Case, douts, variant: int = 0) -> dict:
     inputs = case.make_inputs(variant)
+    if case.numerical is not None:  # gradients of what the forward computes on the way (a chain's links)
+        return case.numerical(inputs, douts)
 
     def outputs_of(_):
         return case.forward(**inputs)[:case.outputs]
@@ -412,7 +414,7 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
     code running in a sandboxed child."""
     grade = FunctionGrade(exercise.name, exercise.signature, attempted=True,
                           total=len(exercise.cases) * len(exercise.grads),
-                          cases=tuple(case.label for case in exercise.cases))
+                          cases=tuple(case.label for case in exercise.cases), chained=exercise.chained)
     child = spawn(functools.partial(_serve_exercise, submission, exercise.name), limits,
                   submission.scratch_files(), hidden=submission.folders() + limits.private)
     waited = [0.0]  # the child's time: what the grader spends between its answers (finite differences) is not
@@ -487,10 +489,10 @@ def _load_what_children_use(exercises: list) -> None:
     Channel.round_trip(Message({"kind": "ready"}, (backend.numpy.zeros(2),)))
 
 
-def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
+def grade_file(path: str, only=None, *, sets=None, timeout: float = DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
                quiet: bool = False, private: tuple = (), policy: str = "note", seed: int = 0,
                case_seeds: dict | None = None) -> GradeReport:
-    """Import the learner's file and grade every exercise function (or those named in ``only``).
+    """Import the learner's file and grade the exercises it defines, or those of ``only`` and ``sets``.
 
     The import and each function run in their own child process, under ``timeout`` and
     ``memory_mb`` (see the module docstring), so nothing the learner's code does can stop
@@ -498,7 +500,10 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
 
     Args:
         path: a ``.py`` file or a notebook (``.ipynb``) defining some of :data:`NAMES`.
-        only: ``None`` (all exercises) or an iterable of names from :data:`NAMES`.
+        only: names from :data:`NAMES` to grade, defined in the file or not (one it does not define scores 0).
+        sets: names of exercise sets (:data:`~npseq.course.sheet.SET_NAMES`) whose every exercise is graded,
+            with what they build on (a hand-out of these sets, whole). Neither ``only`` nor ``sets``: every
+            exercise the file defines, or, if it defines none, those of the default sets.
         timeout: seconds for the import and for each function (all its cases).
         memory_mb: megabytes the child may add to its address space; ``None`` or 0 for no limit.
         quiet: send what the learner's code prints to standard error instead of standard output.
@@ -517,12 +522,10 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
 
     Raises:
         SubmissionError: the file cannot be imported (one-line message).
-        ValueError: ``only`` names something that is not an exercise, or ``timeout`` is not positive.
+        ValueError: ``only`` names something that is not an exercise, ``sets`` something that is not a set, or
+            ``timeout`` is not positive.
     """
-    names = list(NAMES) if only is None else list(dict.fromkeys(only))
-    unknown = [name for name in names if name not in NAMES]
-    if unknown:
-        raise ValueError(f"only: expected names from {list(NAMES)}, got {unknown}")
+    chosen = None if only is None and sets is None else graded_names(only, sets)
     if not timeout > 0:
         raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
     if policy not in POLICIES:
@@ -533,9 +536,10 @@ def grade_file(path: str, only=None, *, timeout: float = DEFAULT_TIMEOUT, memory
             raise ValueError(f"{label}: expected an int in [0, 2**63), got {value!r}")
     started = time.monotonic()
     submission = read_submission(path)
-    _load_what_children_use([EXERCISE_BY_NAME[name] for name in names])
+    _load_what_children_use(EXERCISES if chosen is None else [EXERCISE_BY_NAME[name] for name in chosen])
     limits = Limits(timeout=timeout, memory_mb=memory_mb, private=tuple(private))
     defined = _defined_names(submission, limits)
+    names = chosen if chosen is not None else (defined or names_of_sets(DEFAULT_SETS))
     functions = []
     for exercise in EXERCISES:
         if exercise.name not in names:

@@ -37,9 +37,8 @@ from .. import __version__
 from ..errors import InvalidValueError, UserError
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .handout import number_of
 from .report import POLICIES, FunctionGrade, GradeReport
-from .sheet import EXERCISE_BY_NAME, NAMES
+from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, NAMES, names_of_sets
 
 ALL_CASES = "all"
 """In :attr:`Scoring.hidden`, the value that hides every case of an exercise (else a tuple of case numbers)."""
@@ -76,7 +75,7 @@ class Scoring:
 
     Fields:
         only: the exercises graded, names from :data:`~npseq.course.sheet.NAMES` (in the
-            sheet's order), or ``None`` for all of them.
+            sheet's order; ``names_of_sets`` gives a set's), or ``None`` for the default sets'.
         points: exercise name -> its points (a number >= 0); an exercise not named is worth 1.
         hidden: exercise name -> the case numbers (from 1, as in the tests' numbers ``3.2``)
             whose tests students see only once grades are published, as a tuple, or
@@ -107,9 +106,10 @@ class Scoring:
             _check_names("only", only, NAMES)
             only = tuple(name for name in NAMES if name in only)
             if not only:
-                raise InvalidValueError("only: expected at least one exercise name (or null for all), got []")
+                raise InvalidValueError("only: expected at least one exercise name (or null for the default sets), "
+                                        "got []")
         object.__setattr__(self, "only", only)
-        graded = only or NAMES
+        graded = only or tuple(names_of_sets(DEFAULT_SETS))
         for field in ("points", "hidden"):
             if not isinstance(getattr(self, field), dict):
                 raise InvalidValueError(f"{field}: expected an object of exercise name -> value, "
@@ -131,7 +131,11 @@ class Scoring:
     @property
     def names(self) -> tuple:
         """The exercises graded, in the order of the sheet."""
-        return self.only or NAMES
+        return self.only or tuple(names_of_sets(DEFAULT_SETS))
+
+    def number_of(self, name: str) -> int:
+        """The exercise's number (from 1) among those graded: its number in the hand-out of these exercises."""
+        return self.names.index(name) + 1
 
     def points_of(self, name: str) -> float:
         return self.points.get(name, 1.0)
@@ -280,7 +284,7 @@ def case_scores(function: FunctionGrade, scoring: Scoring) -> list:
     hidden = scoring.hidden_cases(function.name)
     scores = []
     for index, label in enumerate(labels, 1):
-        number = f"{number_of(exercise)}.{index}"
+        number = f"{scoring.number_of(function.name)}.{index}"
         view = _case_view(function, label)
         gives_nothing = bool(function.failure or function.penalty) or not function.attempted or bool(view.problems)
         correct = 0 if gives_nothing else view.correct
@@ -363,7 +367,7 @@ def unloadable(message: str, scoring: Scoring, seconds: float = 0.0) -> dict:
         exercise, hidden = EXERCISE_BY_NAME[name], scoring.hidden_cases(name)
         share = scoring.points_of(name) / len(exercise.cases)
         for index, case in enumerate(exercise.cases, 1):
-            number = f"{number_of(exercise)}.{index}"
+            number = f"{scoring.number_of(name)}.{index}"
             output = f"== {exercise.signature}, case {index} ({case.label}): 0 of {_number_text(share)} points\n" \
                      f"   the file cannot be graded: {message}"
             scores.append(CaseScore(number, f"{number} {name}: {case.label}", name, 0.0, share, False, output,

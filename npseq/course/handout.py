@@ -1,11 +1,12 @@
 """The hand-out, written from the sheet: the skeleton (a ``.py`` or a notebook), its README, and a solved copy.
 
-Everything here follows from the declarations in :mod:`npseq.course.sheet`: each
+Everything here follows from the declarations of the sets (:mod:`npseq.course.sets`): each
 exercise's section is its solved function with the body replaced by ``raise
 NotImplementedError`` (:func:`skeleton_source`), the README's section is its docstring,
 the list at the top of the skeleton is the exercises' summaries, and the hand-out
-imports the forwards they name. A subset brings along what it builds on
-(:func:`with_prerequisites`), and keeps the sheet's numbers.
+imports the forwards they name. A hand-out holds one or several sets
+(:func:`chosen_exercises`), or a subset, which brings along what it builds on
+(:func:`with_prerequisites`).
 
 No work is lost: a file of the hand-out that already exists with other content (a
 skeleton a learner has filled in) is never replaced unless ``force`` is given, and no
@@ -18,13 +19,21 @@ import dataclasses
 import inspect
 import os
 
-from . import sheet
 from .exercise import Exercise, solution_source
 from .files import write_atomically
 from .grader import DEFAULT_TIMEOUT
 from .mistakes import mistakes_of
 from .notebook import NotebookExercise, handout_notebook, notebook_text
-from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
+from .sheet import (
+    DEFAULT_SETS,
+    EXERCISE_BY_NAME,
+    EXERCISES,
+    NAMES,
+    SET_NAMES,
+    SETS,
+    names_of_sets,
+    with_prerequisites,
+)
 
 SKELETON_NAME = "backprop_exercises.py"
 NOTEBOOK_NAME = "backprop_exercises.ipynb"
@@ -39,7 +48,7 @@ Backpropagation by hand: {count} backward passes of sequence models.
 Copy this file (e.g. to ``my_backprop.py``), replace each ``raise NotImplementedError``
 by your code, and grade it as often as you like:
 
-    npseq grade my_backprop.py              # or: python -m npseq.grade my_backprop.py
+    npseq grade my_backprop.py{arguments}              # or: python -m npseq.grade my_backprop.py{arguments}
     npseq grade my_backprop.py --only {first}
 
 (running the file itself, ``python my_backprop.py``, grades it too).
@@ -68,41 +77,48 @@ class HandoutError(Exception):
     """The hand-out cannot be written (an unknown name, a file it would replace, a folder it cannot write); one line."""
 
 
-def with_prerequisites(names) -> list:
-    """``names`` and every exercise they build on (``Exercise.builds_on``, transitively), in the order of the sheet."""
-    chosen, pending = set(), list(names)
-    while pending:
-        name = pending.pop()
-        if name not in chosen:
-            chosen.add(name)
-            pending.extend(EXERCISE_BY_NAME[name].builds_on)
-    return [name for name in NAMES if name in chosen]
+def chosen_exercises(only=None, sets=None) -> list:
+    """The exercises of a hand-out, numbered from 1 in the order of the sheet: those of ``sets`` and ``only``, with
+    what they build on (neither: the default sets, :data:`~npseq.course.sheet.DEFAULT_SETS`).
 
-
-def chosen_exercises(only=None) -> list:
-    """The exercises of a hand-out: all, or ``only`` and what they build on.
+    The autograder numbers its tests the same way (exercise 3, case 2 is test ``3.2``).
 
     Raises:
-        HandoutError: ``only`` names something that is not an exercise.
+        HandoutError: ``only`` names something that is not an exercise, or ``sets`` something that is not a set.
     """
     unknown = [name for name in (only or ()) if name not in NAMES]
     if unknown:
         raise HandoutError(f"--only: expected names from {list(NAMES)}, got {unknown}")
-    names = list(NAMES) if not only else with_prerequisites(only)
-    return [EXERCISE_BY_NAME[name] for name in names]
+    unknown = [name for name in (sets or ()) if name not in SETS]
+    if unknown:
+        raise HandoutError(f"--set: expected names from {list(SET_NAMES)}, got {unknown}")
+    names = with_prerequisites([*(only or ()), *names_of_sets(sets or (() if only else DEFAULT_SETS))])
+    return [dataclasses.replace(EXERCISE_BY_NAME[name], number=number) for number, name in enumerate(names, 1)]
 
 
 def number_of(exercise: Exercise) -> int:
-    """The exercise's number on the sheet (from 1), the same in every hand-out."""
-    return NAMES.index(exercise.name) + 1
+    """The exercise's number in its hand-out (from 1), as :func:`chosen_exercises` gave it."""
+    return exercise.number
+
+
+def numbered(exercises: list) -> list:
+    """``exercises`` as a hand-out lists them: as they are if :func:`chosen_exercises` numbered them, else numbered
+    in the order given."""
+    if all(exercise.number for exercise in exercises):
+        return list(exercises)
+    return [dataclasses.replace(exercise, number=position) for position, exercise in enumerate(exercises, 1)]
 
 
 def grade_arguments(exercises: list, seed: int = 0) -> list:
-    """The words that make ``npseq grade`` grade exactly ``exercises`` (no ``--only`` for the whole sheet) with the
-    numbers of the hand-out's ``seed`` (no ``--seed`` for the sheet's own, 0)."""
+    """The words that make ``npseq grade`` grade exactly ``exercises`` (``--set`` for whole sets, ``--only`` for a
+    subset) with the numbers of the hand-out's ``seed`` (no ``--seed`` for the sheet's own, 0)."""
     names = [exercise.name for exercise in exercises]
-    only = [] if names == list(NAMES) else [word for name in names for word in ("--only", name)]
-    return only + (["--seed", str(seed)] if seed else [])
+    whole = [name for name, members in SETS.items() if members and all(e.name in names for e in members)]
+    if whole and names_of_sets(whole) == names:
+        chosen = [word for name in whole for word in ("--set", name)]
+    else:
+        chosen = [word for name in names for word in ("--only", name)]
+    return chosen + (["--seed", str(seed)] if seed else [])
 
 
 def grade_command(file_name: str, exercises: list, seed: int = 0) -> str:
@@ -133,41 +149,50 @@ def skeleton_source(exercise: Exercise, hints: bool = True) -> str:
     return head + "".join(f"    {line}\n" for line in placeholder.splitlines())
 
 
-def _uses(exercise: Exercise) -> str:
-    """`` (uses exercises 3 and 5)``: the numbers of the exercises its solution builds on, or ``""``."""
-    uses = [str(number_of(EXERCISE_BY_NAME[name])) for name in exercise.builds_on]
-    return f" (uses exercise{'s' if len(uses) > 1 else ''} {' and '.join(uses)})" if uses else ""
+def _uses(exercise: Exercise, exercises: list) -> str:
+    """`` (uses exercises 3 and 5)``: the numbers of the hand-out's exercises its solution builds on, or ``""``."""
+    numbers = {other.name: other.number for other in exercises}
+    uses = [str(number) for number in sorted(numbers[name] for name in exercise.builds_on if name in numbers)]
+    listed = " and ".join(uses) if len(uses) < 3 else ", ".join(uses[:-1]) + " and " + uses[-1]
+    return f" (uses exercise{'s' if len(uses) > 1 else ''} {listed})" if uses else ""
 
 
 def _summary_list(exercises: list) -> str:
     width = max(len(exercise.name) for exercise in exercises) + 8
-    return "\n".join(f"{f'{number_of(exercise)}. ``{exercise.name}``':<{width}} {exercise.summary}{_uses(exercise)}"
-                     for exercise in exercises)
+    return "\n".join(f"{f'{number_of(exercise)}. ``{exercise.name}``':<{width}} {exercise.summary}"
+                     f"{_uses(exercise, exercises)}" for exercise in exercises)
 
 
 def markdown_table(exercises: list) -> str:
     """The exercises as a Markdown table: number, signature, graded gradients, what each practises."""
+    exercises = numbered(exercises)
     rows = ["| # | function | graded gradients | what it practises |", "| --- | --- | --- | --- |"]
-    rows += [f"| {number_of(e)} | `{e.signature}` | `{', '.join(e.grads)}` | {e.practises}{_uses(e)} |"
+    rows += [f"| {number_of(e)} | `{e.signature}` | `{', '.join(e.grads)}` | {e.practises}{_uses(e, exercises)} |"
              for e in exercises]
     return "\n".join(rows)
 
 
-def _docstring(exercises: list) -> str:
+def _docstring(exercises: list, seed: int = 0) -> str:
     count = _COUNTS[len(exercises)] if len(exercises) < len(_COUNTS) else str(len(exercises))
-    return ('"""' + INTRO.format(count=count, first=exercises[0].name) + "\nExercises, roughly easiest first:\n\n"
+    arguments = "".join(f" {word}" for word in grade_arguments(exercises, seed))
+    return ('"""' + INTRO.format(count=count, first=exercises[0].name, arguments=arguments)
+            + "\nExercises, roughly easiest first:\n\n"
             + _summary_list(exercises)
             + "\n\nAn exercise may call your own earlier functions (they are in this file).\n" + '"""\n')
 
 
 def forwards_import(exercises: list) -> str:
-    """``from npseq.functional import (...)``: the forwards the exercises' caches come from."""
-    names = sorted({name for exercise in exercises for name in exercise.forwards})
-    if not names:
-        return ""
-    listed = "".join(f"    {name},\n" for name in names)
-    return ("from npseq.functional import (  # noqa: F401 (the forwards, to experiment with: their caches are your "
-            "inputs)\n" + listed + ")\n")
+    """``from npseq.functional import (...)``: the forwards the exercises' caches come from, module by module."""
+    by_module = {}
+    for exercise in exercises:
+        by_module.setdefault(exercise.forwards_module, set()).update(exercise.forwards)
+    lines = []
+    for module, names in by_module.items():
+        if names:
+            listed = "".join(f"    {name},\n" for name in sorted(names))
+            lines.append(f"from {module} import (  # noqa: F401 (the forwards, to experiment with: their caches are "
+                         "your inputs)\n" + listed + ")\n")
+    return "".join(lines)
 
 
 def _section_comment(exercise: Exercise) -> str:
@@ -183,18 +208,24 @@ def _main_block(file_name: str, exercises: list, seed: int = 0) -> str:
 
 def skeleton(exercises: list, hints: bool = True, seed: int = 0) -> str:
     """The text of ``backprop_exercises.py`` for ``exercises``."""
+    exercises = numbered(exercises)
     imports = NUMPY_IMPORT + "\n" + forwards_import(exercises)
     sections = [_section_comment(exercise) + skeleton_source(exercise, hints) for exercise in exercises]
-    parts = [_docstring(exercises) + imports] + sections + [_main_block(SKELETON_NAME, exercises, seed)]
+    parts = [_docstring(exercises, seed) + imports] + sections + [_main_block(SKELETON_NAME, exercises, seed)]
     return "\n\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
 
 def _helpers_of(exercises: list) -> list:
-    """The sheet's own helper functions that the chosen solutions call (``_split`` for multi-head attention)."""
+    """The sets' own helper functions that the chosen solutions call (``_split`` for multi-head attention)."""
     called = set().union(*(ast_names(solution_source(exercise.solution)) for exercise in exercises))
-    return [value for name, value in vars(sheet).items()
-            if name.startswith("_") and callable(value) and getattr(value, "__module__", None) == sheet.__name__
-            and name in called]
+    modules = dict.fromkeys(inspect.getmodule(exercise.solution) for exercise in exercises)
+    helpers = {}
+    for module in modules:
+        for name, value in vars(module).items():
+            if name.startswith("_") and callable(value) and getattr(value, "__module__", None) == module.__name__ \
+                    and name in called:
+                helpers.setdefault(name, value)
+    return list(helpers.values())
 
 
 def ast_names(source: str) -> set:
@@ -214,6 +245,7 @@ def readme(exercises: list, hints: bool = True, seed: int = 0) -> str:
 
     The same for a ``.py`` and a notebook hand-out, so that both can be written into one folder.
     """
+    exercises = numbered(exercises)
     lines = ["# Backpropagation exercises", "",
              f"Write the backward passes in `{SKELETON_NAME}` (or in the notebook `{NOTEBOOK_NAME}`, if that is "
              "your hand-out): replace each `raise NotImplementedError` by your code, keeping the names, the "
@@ -261,6 +293,7 @@ def _reading_a_failing_check(exercises: list) -> list:
 
 def notebook(exercises: list, hints: bool = True, seed: int = 0) -> str:
     """The text of ``backprop_exercises.ipynb``: equations as Markdown, a code cell per function, a grading cell."""
+    exercises = numbered(exercises)
     sections = []
     for exercise in exercises:
         source = skeleton_source(exercise, hints)
@@ -341,21 +374,21 @@ def write_files(out: str, files: dict, force: bool = False) -> Written:
     return Written(tuple(written), tuple(unchanged))
 
 
-def handout_files(only=None, hints: bool = True, as_notebook: bool = False, seed: int = 0) -> dict:
+def handout_files(only=None, hints: bool = True, as_notebook: bool = False, seed: int = 0, sets=None) -> dict:
     """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README."""
-    exercises = chosen_exercises(only)
+    exercises = chosen_exercises(only, sets)
     if as_notebook:
         return {NOTEBOOK_NAME: notebook(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
     return {SKELETON_NAME: skeleton(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
 
 
 def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = False, force: bool = False,
-                  seed: int = 0) -> Written:
+                  seed: int = 0, sets=None) -> Written:
     """Write the hand-out into ``out``: the skeleton with the chosen exercises and a README with their equations.
 
     Args:
         out: the folder (made if missing).
-        only: ``None`` for every exercise, or names from :data:`~npseq.course.sheet.NAMES`; the
+        only: ``None`` for every exercise of ``sets``, or names from :data:`~npseq.course.sheet.NAMES`; the
             exercises they build on come too.
         hints: keep each exercise's ``Hints:`` (the backward equations); ``False`` leaves the
             forward equations, the cache fields and the shapes only.
@@ -363,17 +396,19 @@ def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = F
         force: replace files of the hand-out that hold other content.
         seed: the numbers of the learner's cases (:func:`~npseq.course.cases.student_seed` of a name, say):
             the hand-out's grading commands carry it, so the learner is graded on cases of their own.
+        sets: names of exercise sets (:data:`~npseq.course.sheet.SET_NAMES`); default the classic set.
 
     Raises:
-        HandoutError: ``only`` names no exercise, a file would be replaced, or ``out`` cannot be written.
+        HandoutError: ``only`` names no exercise, ``sets`` no set, a file would be replaced, or ``out`` cannot be
+            written.
     """
-    return write_files(out, handout_files(only, hints, as_notebook, seed), force)
+    return write_files(out, handout_files(only, hints, as_notebook, seed, sets), force)
 
 
-def write_solutions(out: str, only=None, force: bool = False) -> Written:
+def write_solutions(out: str, only=None, force: bool = False, sets=None) -> Written:
     """Write the solved copy, ``backprop_solutions.py``, into ``out`` (for the instructor and the tests)."""
-    return write_files(out, {SOLUTIONS_NAME: solutions(chosen_exercises(only))}, force)
+    return write_files(out, {SOLUTIONS_NAME: solutions(chosen_exercises(only, sets))}, force)
 
 
-__all__ = ["EXERCISES", "HandoutError", "Written", "handout_files", "skeleton", "solutions", "with_prerequisites",
-           "write_files", "write_handout", "write_solutions"]
+__all__ = ["EXERCISES", "HandoutError", "Written", "chosen_exercises", "handout_files", "skeleton", "solutions",
+           "with_prerequisites", "write_files", "write_handout", "write_solutions"]

@@ -19,23 +19,26 @@ import textwrap
 
 from .. import functional as F
 from .._checks import is_check_statement
-from .sheet import NAMES
+from .sheet import EXERCISES, NAMES
 from .submission import Submission
 
 
 def npseq_backward_names() -> tuple:
-    """The names whose use the grader flags: npseq's backward functions, its gradient-returning losses and the
-    sheet's solutions (:mod:`npseq.functional`, :mod:`npseq.course.sheet`)."""
+    """The names whose use the grader flags: npseq's backward functions, its gradient-returning losses, the
+    references the course keeps of its own and the sets' solutions (:mod:`npseq.functional`,
+    :mod:`npseq.course.references`, :mod:`npseq.course.sets`)."""
     names = {name for name in dir(F) if name.endswith("_backward") and callable(getattr(F, name))}
-    return tuple(sorted(names | {"softmax_loss", "temporal_softmax_loss"} | set(NAMES)))
+    engines = {exercise.engine.__name__ for exercise in EXERCISES}
+    return tuple(sorted(names | engines | {"softmax_loss", "temporal_softmax_loss"} | set(NAMES)))
 
 
-WATCHED = ("npseq.functional", "npseq.exercises", "npseq.course.sheet")
-"""The modules (and for ``npseq.functional`` its submodules) whose backward functions the watch wraps."""
+WATCHED = ("npseq.functional", "npseq.exercises", "npseq.course.sheet", "npseq.course.sets",
+           "npseq.course.references")
+"""The modules (and their submodules) whose backward functions the watch wraps."""
 
 
 def _watched_module(name: str) -> bool:
-    return name in WATCHED or name.startswith("npseq.functional.")
+    return any(name == watched or name.startswith(watched + ".") for watched in WATCHED)
 
 
 class NpseqCallWatch:

@@ -61,6 +61,7 @@ class FunctionGrade:
     npseq_calls: tuple = ()                    # npseq backward functions its code called while graded
     copied: str = ""                           # what its code is, after normalisation, a copy of (npseq's own)
     penalty: str = ""                          # why the honesty policy "zero" gives it 0 points
+    chained: bool = False                      # its tensors are one chain's links, in the order the backward runs
 
     @property
     def correct(self) -> int:
@@ -97,8 +98,17 @@ class FunctionGrade:
             return ["honesty: npseq's own code, zeroed"]
         found = [f"{p.kind}: {p.message.split(':')[0].split(' (')[0]}" if p.kind == "error" else p.kind
                  for p in self.problems]
-        found += [row.diagnosis for row in self.rows if not row.ok]
+        found += [row.diagnosis for row in (self.first_broken_links() if self.chained else self.rows) if not row.ok]
         return list(dict.fromkeys(found))
+
+    def first_broken_links(self) -> list:
+        """For a chain: in each case, the first wrong tensor in the order the backward runs (the links after it are
+        computed from it, so they say nothing of their own)."""
+        first = {}
+        for row in self.rows:
+            if not row.ok:
+                first.setdefault(row.case, row)
+        return list(first.values())
 
     def rows_for(self, tensor: str) -> list:
         return [row for row in self.rows if row.tensor == tensor]
@@ -116,6 +126,10 @@ class FunctionGrade:
         lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {self.points:.2f} points{zeroed}"]
         if self.note:
             lines.append(f"   note: {self.note}")
+        broken = self.first_broken_links() if self.chained else []
+        if broken:
+            lines.append(f"   the chain first breaks at {broken[0].tensor} (case {broken[0].case}): every link "
+                         "after it is computed from it, so fix that one first")
         header = ("case", "tensor", "shape", "rel err vs FD", "abs diff vs npseq", "verdict")
         cells = []
         problems = {p.case: p for p in self.problems}
@@ -144,13 +158,13 @@ class FunctionGrade:
         return cls(data["name"], data["signature"], attempted=data["status"] != "not attempted", rows=rows,
                    problems=[CaseProblem(**problem) for problem in data["problems"]], total=data["total"],
                    note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]),
-                   copied=data.get("copied", ""), penalty=data.get("penalty", ""))
+                   copied=data.get("copied", ""), penalty=data.get("penalty", ""), chained=data.get("chained", False))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "signature": self.signature, "status": self.status,
                 "points": self.points, "max_points": 1, "correct": self.correct, "total": self.total,
                 "failure": self.failure, "note": self.note, "npseq_calls": list(self.npseq_calls),
-                "copied": self.copied, "penalty": self.penalty,
+                "copied": self.copied, "penalty": self.penalty, "chained": self.chained,
                 "problems": [dataclasses.asdict(p) for p in self.problems],
                 "tensors": [row.to_dict() for row in self.rows]}
 
@@ -197,6 +211,11 @@ class GradeReport:
     def flagged(self) -> bool:
         """True when the file imports, names or calls npseq's own backward functions."""
         return bool(self.honesty) or any(f.npseq_calls or f.copied for f in self.functions)
+
+    @property
+    def names(self) -> tuple:
+        """The exercises graded, in the order of the sheet."""
+        return tuple(function.name for function in self.functions)
 
     def __getitem__(self, name: str) -> FunctionGrade:
         for function in self.functions:

@@ -1,9 +1,9 @@
-"""Backpropagation by hand: twelve backward passes of sequence models.
+"""Backpropagation by hand: ten backward passes of sequence models.
 
 Copy this file (e.g. to ``my_backprop.py``), replace each ``raise NotImplementedError``
 by your code, and grade it as often as you like:
 
-    npseq grade my_backprop.py              # or: python -m npseq.grade my_backprop.py
+    npseq grade my_backprop.py --set classic              # or: python -m npseq.grade my_backprop.py --set classic
     npseq grade my_backprop.py --only rnn_step_backward
 
 (running the file itself, ``python my_backprop.py``, grades it too).
@@ -36,8 +36,6 @@ Exercises, roughly easiest first:
 8. ``word_embedding_backward``         a lookup table, with repeated token ids
 9. ``temporal_softmax_loss``           the loss over padded sequences and its gradient
 10. ``bahdanau_decoder_step_backward`` attention and a GRU step end to end (uses exercises 3 and 5)
-11. ``layer_norm_backward``            layer normalisation, every input reaching every output of its row
-12. ``multihead_attention_backward``   the Transformer's attention: heads, masks, four projections (uses exercise 4)
 
 An exercise may call your own earlier functions (they are in this file).
 """
@@ -47,15 +45,11 @@ from npseq.functional import (  # noqa: F401 (the forwards, to experiment with: 
     additive_attention_forward,
     bahdanau_decoder_step_forward,
     gru_step_forward,
-    layer_norm_forward,
     lstm_forward,
     lstm_step_forward,
     masked_softmax,
-    merge_heads,
-    multihead_attention_forward,
     rnn_forward,
     rnn_step_forward,
-    split_heads,
     word_embedding_forward,
 )
 
@@ -402,98 +396,9 @@ def bahdanau_decoder_step_backward(dnext_h, cache):
     raise NotImplementedError("bahdanau_decoder_step_backward: the equations are in the docstring")
 
 
-# ------------------------------------------------------------------ 11. layer normalisation
-def layer_norm_backward(dy, cache):
-    """Backward of layer normalisation over the last axis.
-
-    Forward (``layer_norm_forward(x, gamma, beta, eps)``), for each row x of D features:
-        mu    = mean(x)                        sigma^2 = mean((x - mu)^2)    (biased, as torch)
-        s     = 1 / sqrt(sigma^2 + eps)        one number per row
-        x_hat = (x - mu) * s                   (..., D)
-        y     = gamma * x_hat + beta           (..., D)
-
-    Args:
-        dy: (..., D) gradient with respect to y; (N, T, D) or (N, D) in the graded cases.
-        cache: npseq's ``LayerNormCache``:
-            cache.x_hat      (..., D)  the normalised input
-            cache.inv_sigma  (..., 1)  s, kept with a last axis of 1 so that it broadcasts
-            cache.gamma      (D,)
-
-    Returns:
-        dx (..., D), dgamma (D,), dbeta (D,).
-
-    Hints:
-        gamma and beta are shared by every row, so their gradients sum over all leading axes:
-            dgamma = sum over rows of dy * x_hat        dbeta = sum over rows of dy
-        (flatten first: dy.reshape(-1, D)). For x, let g = dy * gamma (the gradient of x_hat).
-        mu and s depend on the whole row, so each x_j reaches every x_hat_i. Working out
-        d x_hat_i / d x_j = (s / D) (D [i = j] - 1 - x_hat_i x_hat_j) and summing over i gives
-            dx = s * (g - mean(g) - x_hat * mean(g * x_hat))     (means over the last axis, keepdims=True)
-        No D x D matrix is needed.
-    """
-    raise NotImplementedError("layer_norm_backward: the equations are in the docstring")
-
-
-# ----------------------------------------------------------------- 12. multi-head attention
-def multihead_attention_backward(dout, cache, dweights=None):
-    """Backward of multi-head attention (Vaswani et al.): h scaled dot-product attentions side by side.
-
-    Forward (``multihead_attention_forward(queries, keys, values, params, num_heads, valid_lens, causal)``),
-    with D the projected size and d = D / h each head's share:
-        Qp = queries @ W_q + b_q    Kp = keys @ W_k + b_k    Vp = values @ W_v + b_v       (N, T, D)
-        Qh, Kh, Vh = split_heads(Qp), split_heads(Kp), split_heads(Vp)                    (N, h, T, d)
-        S  = Qh @ Kh^T / sqrt(d)                                                          (N, h, T_q, T_k)
-        A  = softmax over the last axis of S, masked keys (padding, the future if causal) exactly 0
-        O  = A @ Vh                                                                       (N, h, T_q, d)
-        C  = merge_heads(O)                                                               (N, T_q, D)
-        out = C @ W_o + b_o                                                               (N, T_q, D_o)
-    split_heads turns (N, T, D) into (N, h, T, d) (head i takes columns i*d .. (i+1)*d - 1) and
-    merge_heads undoes it: x.reshape(N, T, h, d).transpose(0, 2, 1, 3) and its inverse.
-
-    Args:
-        dout: (N, T_q, D_o) gradient with respect to out.
-        cache: npseq's ``MultiheadAttentionCache``:
-            cache.queries            (N, T_q, D_q)
-            cache.keys               (N, T_k, D_k)
-            cache.values             (N, T_k, D_v)
-            cache.params             the dict of the forward: W_q (D_q, D), W_k (D_k, D), W_v (D_v, D),
-                                     b_q, b_k, b_v (D,), W_o (D, D_o), b_o (D_o,)
-            cache.merged             (N, T_q, D)  C
-            cache.attention          the heads' ``ScaledDotProductAttentionCache``:
-            cache.attention.queries  (N, h, T_q, d)  Qh
-            cache.attention.keys     (N, h, T_k, d)  Kh
-            cache.attention.values   (N, h, T_k, d)  Vh
-            cache.attention.scale    1 / sqrt(d)
-            cache.attention.softmax  the ``MaskedSoftmaxCache`` of A: .weights (N, h, T_q, T_k) and .mask
-            cache.attention.pooled   (N, h, T_q, T_k)  the weights that multiplied Vh
-            (cache.attention.dropout: unused here, the exercise has no dropout, so pooled is A.)
-        dweights: (N, h, T_q, T_k) gradient with respect to the returned weights A, or None.
-
-    Returns:
-        dqueries (N, T_q, D_q), dkeys (N, T_k, D_k), dvalues (N, T_k, D_v), and a dict of the
-        parameters' gradients with the keys of cache.params ("dW_q" is grads["W_q"], and so on).
-
-    Hints:
-        Walk the forward back. For every affine map y = x @ W + b on (N, T, *) arrays, flatten
-        the rows: dW = x.reshape(-1, x.shape[-1]).T @ dy.reshape(-1, dy.shape[-1]), db = dy
-        summed over N and T, dx = dy @ W^T.
-            dW_o, db_o, dC from out = C @ W_o + b_o
-            dO  = split_heads(dC)                           (N, h, T_q, d): merging's backward is splitting
-            dVh = A^T @ dO          dA = dO @ Vh^T (+ dweights if given)      (transpose the last two axes)
-            dS  = your masked_softmax_backward(dA, softmax cache)   (exercise 4; it must sum over
-                  axis=-1: the weights are 4-d here)
-            dQh = dS @ Kh / sqrt(d)        dKh = dS^T @ Qh / sqrt(d)
-            dQp, dKp, dVp = merge_heads(dQh), merge_heads(dKh), merge_heads(dVh)
-            then the three input projections as above.
-        b_k's gradient comes out as 0 up to rounding (why? add a constant to every score of a
-        query and see what the softmax does); it is not graded, but return it.
-    """
-    raise NotImplementedError("multihead_attention_backward: the equations are in the docstring")
-
-
 if __name__ == "__main__":
     import sys
 
     from npseq.grade import main
 
-    sys.exit(main([__file__] + sys.argv[1:]))
+    sys.exit(main([__file__, '--set', 'classic'] + sys.argv[1:]))

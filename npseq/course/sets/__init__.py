@@ -1,0 +1,29 @@
+"""The exercise sets an instructor picks from (``npseq exercises --set NAME``), each a module of declared exercises.
+
+- ``classic``: the recurrent cells and layers, Bahdanau attention, the embedding, the loss over time;
+- ``variants``: cells whose backward no tutorial prints (their references live with the course,
+  :mod:`npseq.course.references.variants`);
+- ``attention``: Luong's general and concat scores, local-p attention with its predicted position,
+  attention under a padding and a causal mask;
+- ``transformer``: scaled dot-product attention, layer normalisation, multi-head attention, the
+  feed-forward block, a residual-norm sub-layer;
+- ``chain``: one training step of a small attention translator, its gradients graded link by link
+  in the order the chain runs (:mod:`npseq.course.references.chain`).
+
+A new exercise is one declared function in its set's module (and its cases in the
+:mod:`npseq.course.cases` module of the same name); a new set is one module here and one line in
+:data:`SETS`.
+"""
+from . import classic, transformer
+
+SETS = {"classic": classic.EXERCISES, "transformer": transformer.EXERCISES}
+"""Each set's exercises (:class:`~npseq.course.exercise.Exercise` records), in the order of the sheet."""
+
+SET_NAMES = tuple(SETS)
+
+SET_SUMMARIES = {"classic": "the recurrent cells and layers, Bahdanau attention, the embedding, the loss",
+                 "transformer": "scaled dot-product and multi-head attention, layer norm, feed-forward, a sub-layer"}
+"""One line per set, for ``--help`` and the instructor's table."""
+
+DEFAULT_SETS = ("classic",)
+"""The sets of a hand-out that names none."""
