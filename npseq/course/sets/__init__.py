@@ -14,15 +14,19 @@ A new exercise is one declared function in its set's module (and its cases in th
 :mod:`npseq.course.cases` module of the same name); a new set is one module here and one line in
 :data:`SETS`.
 """
-from . import classic, transformer
+from . import attention, chain, classic, transformer, variants
 
-SETS = {"classic": classic.EXERCISES, "transformer": transformer.EXERCISES}
+SETS = {"classic": classic.EXERCISES, "variants": variants.EXERCISES, "attention": attention.EXERCISES,
+        "transformer": transformer.EXERCISES, "chain": chain.EXERCISES}
 """Each set's exercises (:class:`~npseq.course.exercise.Exercise` records), in the order of the sheet."""
 
 SET_NAMES = tuple(SETS)
 
 SET_SUMMARIES = {"classic": "the recurrent cells and layers, Bahdanau attention, the embedding, the loss",
-                 "transformer": "scaled dot-product and multi-head attention, layer norm, feed-forward, a sub-layer"}
+                 "variants": "cells whose backward no tutorial prints (peephole and coupled LSTMs, ...)",
+                 "attention": "Luong's scores, local-p attention, attention under padding and causal masks",
+                 "transformer": "scaled dot-product and multi-head attention, layer norm, feed-forward, a sub-layer",
+                 "chain": "one training step of a small attention translator, graded link by link"}
 """One line per set, for ``--help`` and the instructor's table."""
 
 DEFAULT_SETS = ("classic",)
