@@ -620,6 +620,36 @@ def test_resume_accepts_flags_that_agree_with_the_checkpoint(checkpoint, tmp_pat
     assert code == 0 and "resuming" in out, err
 
 
+def test_resume_without_save_says_the_new_epochs_are_not_kept(checkpoint, tmp_path, capsys):
+    copy_path = tmp_path / "ck.npz"
+    copy_path.write_bytes(checkpoint.read_bytes())
+    code, out, err = run(capsys, "train", *TINY, "--epochs", "2", "--resume", copy_path)
+    assert code == 0 and "resuming" in out
+    assert err.strip() == (f"npseq train: no --save: the epochs trained now are not kept (--save {copy_path} updates "
+                           "the checkpoint, --save NEW.npz keeps both)")
+    assert copy_path.read_bytes() == checkpoint.read_bytes()  # and nothing was written over
+
+
+@pytest.mark.parametrize("args, message", [
+    (["lm", "--seed", "-1"], "argument --seed: expected an int in [0, 2**63), got '-1'"),
+    (["gradcheck", "--seed", "-1"], "argument --seed: expected an int in [0, 2**63), got '-1'"),
+    (["demo", "--seed", "-1"], "argument --seed: expected an int in [0, 2**63), got '-1'"),
+    (["train", "--task", "numbers", "--seed", "-1"], "argument --seed: expected an int in [0, 2**63), got '-1'"),
+    (["demo", "--out", ""], "argument --out: expected a folder, got an empty string"),
+    (["translate", "ck.npz", "--attention-png", ""],
+     "argument --attention-png: expected a file path, got an empty string"),
+    (["data", "fetch", "fra-eng", "--url", ""], "argument --url: expected a URL, got an empty string"),
+])
+def test_a_negative_seed_or_an_empty_path_is_one_line(capsys, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)  # an empty --out would have meant this folder
+    (tmp_path / "ck.npz").write_bytes(b"")  # translate's checkpoint must exist for --attention-png to be read
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and err.count("\n") == 1, err
+    assert [path.name for path in tmp_path.iterdir()] == ["ck.npz"]  # nothing written
+
+
 # ----------------------------------------------------------- caps, pipes, memory
 @pytest.mark.parametrize("args, message", [
     (["--beam", "1000000000"], "argument --beam: expected a positive int up to 256, got '1000000000'"),

@@ -370,8 +370,12 @@ def test_bad_inputs_name_the_argument():
         module.backward(out, (np.zeros((1, 2, 4)), None))
     with pytest.raises(ValueError, match="dropout: expected"):
         GRU(3, 4, dropout=1.0)
-    with pytest.raises(ValueError, match="hidden_size: expected a positive integer"):
+    with pytest.raises(ValueError, match="hidden_size: expected a positive int, got 0"):
         RNN(3, 0)
+    with pytest.raises(TypeError, match="hidden_size: expected a positive int, got bool True"):
+        GRU(3, True)  # a bool is no size, though Python counts it an int
+    with pytest.raises(TypeError, match="num_layers: expected a positive int, got float 2.0"):
+        RNN(3, 4, 2.0)
     for layer in (RNN(3, 4, rng=0, dtype=np.float64), GRU(3, 4, rng=0, dtype=np.float64), module):
         for empty in (np.zeros((0, 5, 3)), np.zeros((2, 0, 3))):
             with pytest.raises(ValueError, match=r"x: expected at least one sequence and one time step"):

@@ -52,6 +52,8 @@ def positive(kind, maximum=None):
     return number(kind, expected, lambda v: 0 < v < math.inf and (maximum is None or v <= maximum))
 
 
+seed = number(int, "an int in [0, 2**63)", lambda v: 0 <= v < 2 ** 63)
+"""An argparse type: a seed, as NumPy's generators take one (a negative one is NumPy's ValueError otherwise)."""
 clip_norm = number(float, "a number >= 0 (0: no clipping)", lambda v: 0.0 <= v < math.inf)
 probability = number(float, "a probability in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
@@ -66,7 +68,7 @@ def existing_file(text):
 def seed_or_student(parser, what: str) -> None:
     """``--seed S`` or ``--student NAME`` (one of them): the variant of the cases' numbers, for ``what``."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--seed", type=number(int, "an int in [0, 2**63)", lambda v: 0 <= v < 2 ** 63), default=0,
+    group.add_argument("--seed", type=seed, default=0,
                        help=f"{what}: the cases' numbers (0, the default: the sheet's own; another: the same shapes, "
                             "other numbers)")
     group.add_argument("--student", metavar="NAME",
@@ -88,11 +90,18 @@ def data_file(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def new_file_path(text):
-    """An argparse type: a non-empty path to write (whether it may be replaced is the command's to check)."""
-    if not text:
-        raise argparse.ArgumentTypeError("expected a file path, got an empty string")
-    return text
+def non_empty(what: str):
+    """An argparse type: any text but the empty string (which would mean "here" or "nothing" without a word)."""
+    def parse(text):
+        if not text:
+            raise argparse.ArgumentTypeError(f"expected {what}, got an empty string")
+        return text
+    return parse
+
+
+new_file_path = non_empty("a file path")
+"""An argparse type: a non-empty path to write (whether it may be replaced is the command's to check)."""
+folder_path = non_empty("a folder")
 
 
 def output_dir(path: str) -> str:

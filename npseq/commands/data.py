@@ -8,7 +8,7 @@ import sys
 import zipfile
 
 from ..data.datasets import DATASETS, cached_file, fetch_dataset
-from .arguments import existing_file
+from .arguments import existing_file, non_empty
 
 HELP = "download a dataset, check its SHA-1, unpack it into the cache"
 DESCRIPTION = ("Download a dataset npseq knows by name into the cache ($NPSEQ_DATA, default ~/.cache/npseq), "
@@ -21,8 +21,8 @@ def add_arguments(parser) -> None:
     """The options of ``npseq data fetch``."""
     parser.add_argument("name", choices=sorted(DATASETS), help="the dataset")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--url", help="download from this URL instead of d2l's server (a mirror); the SHA-1 is "
-                                     "still checked")
+    where.add_argument("--url", type=non_empty("a URL"),
+                       help="download from this URL instead of d2l's server (a mirror); the SHA-1 is still checked")
     where.add_argument("--from", dest="source", metavar="FILE", type=existing_file,
                        help="register a copy you have instead of downloading: the zip (its SHA-1 is checked) or "
                             "the text file itself (fra.txt; nothing to check it against)")

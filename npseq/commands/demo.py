@@ -6,7 +6,7 @@ import os
 import shlex
 import time
 
-from .arguments import UsageError, output_dir, positive, say
+from .arguments import UsageError, folder_path, output_dir, positive, say, seed
 
 HELP = "train a small attention translator (or a captioner) on built-in data and show it"
 DESCRIPTION = ("Train a Bahdanau-attention GRU (or a Transformer) on a built-in task, report test BLEU and exact "
@@ -31,9 +31,9 @@ def add_arguments(parser) -> None:
                                                      for model in MODEL_KINDS) + "; 5 for captions")
     parser.add_argument("--num-examples", type=positive(int), default=None,
                         help="default: the whole task (10,000); for captions, 8,000 training scenes")
-    parser.add_argument("--out", default="npseq-demo",
+    parser.add_argument("--out", type=folder_path, default="npseq-demo",
                         help="folder for the model and its PNG files, one subfolder per task (default: ./npseq-demo)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

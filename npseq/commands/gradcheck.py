@@ -1,7 +1,7 @@
 """``npseq gradcheck``: every registered backward against finite differences; exit code 1 if one fails."""
 from __future__ import annotations
 
-from .arguments import say
+from .arguments import say, seed
 
 HELP = "check every backward against finite differences"
 
@@ -9,7 +9,7 @@ HELP = "check every backward against finite differences"
 def add_arguments(parser) -> None:
     """The options of ``npseq gradcheck``."""
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these registered checks")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
 
 
 def run(args) -> int:

@@ -1,7 +1,7 @@
 """``npseq lm``: a character (or word) language model trained on a text, then sampled from."""
 from __future__ import annotations
 
-from .arguments import UsageError, existing_file, positive, probability, say
+from .arguments import UsageError, existing_file, positive, probability, say, seed
 
 HELP = "train a character language model, then sample from it"
 
@@ -25,7 +25,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--num-preds", type=positive(int), default=80)
     parser.add_argument("--temperature", type=positive(float), default=0.8)
     parser.add_argument("--samples", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--no-progress", action="store_true")
 
 

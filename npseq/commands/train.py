@@ -14,6 +14,7 @@ from .arguments import (
     positive,
     probability,
     say,
+    seed,
 )
 
 HELP = "train an encoder-decoder on a task or a corpus file"
@@ -73,7 +74,7 @@ def add_arguments(parser) -> None:
     optim.add_argument("--loss", choices=TRAINING_REDUCTIONS,
                        help="reduction of the masked cross-entropy (default d2l's)")
     optim.add_argument("--epochs", type=positive(int), default=250, help="the total, resumed epochs included")
-    optim.add_argument("--seed", type=int, help="default: 0")
+    optim.add_argument("--seed", type=seed, help="default: 0")
     run = parser.add_argument_group("checkpoints")
     run.add_argument("--save", type=new_file_path,
                      help="checkpoint path (.npz), written after every epoch and on Ctrl-C")
@@ -93,6 +94,9 @@ def run(args) -> int:
     if args.resume:
         where = f" and {run.position.batches_done} batches" if run.position.batches_done else ""
         say(f"resuming {args.resume} after epoch {run.epochs_done}{where}")
+        if not args.save:  # the new epochs would go when the command ends, and nothing would have said so
+            say(f"npseq train: no --save: the epochs trained now are not kept (--save {args.resume} updates the "
+                "checkpoint, --save NEW.npz keeps both)", file=sys.stderr)
     with StopOnCtrlC() as ctrl_c:
         config = run.config
         what = (f"Transformer ({config['num_layers']} blocks, {config['num_heads']} heads)"

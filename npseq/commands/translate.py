@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .arguments import UsageError, existing_file, positive, say
+from .arguments import UsageError, existing_file, new_file_path, positive, say
 
 HELP = "translate sentences with a saved model"
 # A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
@@ -21,7 +21,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--alpha", type=float, default=0.75, help="length penalty exponent of beam search")
     parser.add_argument("--max-len", type=positive(int, MAX_DECODE_LEN), default=None,
                         help="most output tokens (default: the trained length)")
-    parser.add_argument("--attention-png", help="draw the attention of each sentence to this PNG")
+    parser.add_argument("--attention-png", type=new_file_path, help="draw the attention of each sentence to this PNG")
     parser.add_argument("--strict", action="store_true",
                         help="refuse sentences with words outside the vocabulary (exit 2) instead of warning")
 

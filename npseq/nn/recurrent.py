@@ -24,6 +24,7 @@ from .. import backend
 from .._checks import (
     as_rng,
     check_array,
+    check_count,
     check_float_array,
     check_ndim,
     check_probability,
@@ -120,13 +121,12 @@ class RecurrentBase(Module):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bidirectional: bool = False, dropout: float = 0.0, *, rng=None, dtype=None):
         super().__init__()
-        for name, value in (("input_size", input_size), ("hidden_size", hidden_size),
-                            ("num_layers", num_layers)):
-            if not isinstance(value, (int, backend.numpy.integer)) or value < 1:
-                raise InvalidValueError(f"{name}: expected a positive integer, got {value!r}")
+        # a bool is an int to Python, but nn.GRU(3, True) is a mistake, not a hidden size of 1
+        input_size, hidden_size = check_count("input_size", input_size), check_count("hidden_size", hidden_size)
+        num_layers = check_count("num_layers", num_layers)
         check_probability("dropout", dropout)
-        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
-        self.num_layers, self.bidirectional = int(num_layers), bool(bidirectional)
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.num_layers, self.bidirectional = num_layers, bool(bidirectional)
         self.num_directions = 2 if bidirectional else 1
         self.dropout = float(dropout)
         self.record_step_norms = False
