@@ -58,8 +58,8 @@ from .nn import Module
 from .optim import Optimizer
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "CheckpointError", "check_not_an_input", "check_save_path",
-           "saved_training_run", "saved_training_settings", "collect_rng_states", "load_checkpoint",
-           "load_seq2seq", "restore_rng_states", "save_checkpoint", "seq2seq_from_checkpoint"]
+           "is_npseq_checkpoint", "saved_training_run", "saved_training_settings", "collect_rng_states",
+           "load_checkpoint", "load_seq2seq", "restore_rng_states", "save_checkpoint", "seq2seq_from_checkpoint"]
 
 FORMAT = "npseq-checkpoint"
 FORMAT_VERSION = 1
@@ -816,7 +816,8 @@ def check_save_path(path: str, inputs: dict, force: bool, flag: str = "--save") 
 
     Refused (unless ``force``): one of the run's ``inputs``, something other than a regular
     file (a folder, a device, a pipe, a link), or a regular file that is not an npseq
-    checkpoint (a zip archive). A folder that does not exist is an error even with ``force``.
+    checkpoint (:func:`is_npseq_checkpoint`: its ``meta.json`` says so, a zip alone is not enough). A folder
+    that does not exist is an error even with ``force``.
     ``flag`` names the path in the errors (the option of ``npseq train`` by default).
     """
     folder = os.path.dirname(os.path.abspath(path))
@@ -828,10 +829,31 @@ def check_save_path(path: str, inputs: dict, force: bool, flag: str = "--save") 
     check_not_an_input(flag, path, inputs, hint)
     if os.path.islink(path) or not os.path.isfile(path):
         raise InvalidValueError(f"{flag}: {path!r} exists and is not a regular file; refusing to replace it{hint}")
-    with open(path, "rb") as file:
-        if file.read(4) != _ZIP_MAGIC:
-            raise InvalidValueError(f"{flag}: {path!r} exists and is not an npseq checkpoint; refusing to replace "
-                                    f"it{hint}")
+    if not is_npseq_checkpoint(path):
+        raise InvalidValueError(f"{flag}: {path!r} exists and is not an npseq checkpoint; refusing to replace "
+                                f"it{hint}")
+
+
+def is_npseq_checkpoint(path: str) -> bool:
+    """Whether ``path`` is an archive whose ``meta.json`` names npseq's checkpoint :data:`FORMAT`.
+
+    A zip alone is not enough (a Word document, a wheel, an ``.npz`` of someone else's are zips); only
+    the meta entry is read, each check before the next, so a large or hostile file costs nothing.
+    """
+    try:
+        if not _leading_bytes(path, 4).startswith(_ZIP_MAGIC):
+            return False
+        with zipfile.ZipFile(path) as archive:
+            infos = [info for info in archive.infolist() if info.filename == META_KEY + ".npy"]
+            _check_entries(path, infos)
+            if len(infos) != 1:
+                return False
+            raw = _read_entry(path, archive, infos[0])
+        meta = json.loads(raw.tobytes().decode("utf-8")) if raw.dtype == backend.numpy.uint8 else None
+    except (CheckpointError, ValueError, OSError, EOFError, zipfile.BadZipFile, NotImplementedError, RuntimeError,
+            RecursionError):
+        return False
+    return isinstance(meta, dict) and meta.get("format") == FORMAT
 
 
 def saved_training_run(checkpoint) -> dict:

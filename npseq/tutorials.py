@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import time
 from typing import NamedTuple, Optional
 
@@ -139,21 +138,36 @@ def write_notebooks(out: str, only=None, force: bool = False) -> list:
     scripts = find_tutorials(only)
     jupytext = _import_extra("jupytext", "writing notebooks")
     targets = [os.path.join(out, notebook_name(script)) for script in scripts]
-    existing = [os.path.basename(path) for path in targets if os.path.exists(path)]
+    # lexists: a link counts as there, dangling or not, so that nothing is written through it out of ``out``
+    existing = [os.path.basename(path) for path in targets if os.path.lexists(path)]
     if existing and not force:
         raise NotebooksError(f"--notebooks: {out} already holds {', '.join(existing)}; "
                              "add --force to replace them (edits in them are lost)")
     try:
         os.makedirs(out, exist_ok=True)
-        shutil.copyfile(os.path.join(tutorials_dir(), HELPER), os.path.join(out, HELPER))
+        with open(os.path.join(tutorials_dir(), HELPER), encoding="utf-8") as handle:
+            _replace_file(os.path.join(out, HELPER), handle.read())
         for script, target in zip(scripts, targets):
             notebook = jupytext.read(script)
             # A plain notebook: without jupytext's metadata, JupyterLab's jupytext would pair it with a script.
             notebook.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
-            jupytext.write(notebook, target, fmt="ipynb")
+            _replace_file(target, jupytext.writes(notebook, fmt="ipynb"))
     except OSError as exc:
         raise NotebooksError(f"--notebooks: cannot write to {out!r} ({exc.strerror})") from None
     return targets
+
+
+def _replace_file(path: str, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and move it into place: a link at ``path`` is replaced
+    itself, never written through, and a full disk leaves the old file whole."""
+    scratch = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(scratch, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(scratch, path)
+    finally:
+        if os.path.lexists(scratch):
+            os.unlink(scratch)
 
 
 def execute_notebook(path: str, timeout: Optional[float] = None) -> Execution:

@@ -571,7 +571,15 @@ def test_save_never_replaces_an_input_or_a_special_file(tmp_path, capsys):
     before = corpus.read_bytes()
     notes = tmp_path / "notes.txt"
     notes.write_text("not a checkpoint")
+    report = tmp_path / "report.docx"  # a zip, as every Word document, a wheel or an .npz of someone else's is
+    with zipfile.ZipFile(report, "w") as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+    other_npz = tmp_path / "arrays.npz"
+    np.savez(other_npz, weights=np.zeros(3))
+    zips = {path: path.read_bytes() for path in (report, other_npz)}
     cases = [(["--data", corpus, "--num-examples", "600"], corpus, "is the --data file of this run"),
+             (["--task", "numbers", "--num-examples", "120"], report, "is not an npseq checkpoint"),
+             (["--task", "numbers", "--num-examples", "120"], other_npz, "is not an npseq checkpoint"),
              (["--task", "numbers", "--num-examples", "120"], "/dev/null", "is not a regular file"),
              (["--task", "numbers", "--num-examples", "120"], tmp_path, "is not a regular file"),
              (["--task", "numbers", "--num-examples", "120"], notes, "is not an npseq checkpoint"),
@@ -581,6 +589,7 @@ def test_save_never_replaces_an_input_or_a_special_file(tmp_path, capsys):
         assert_one_line(code, err, "train")
         assert message in err and "--save" in err
     assert corpus.read_bytes() == before and notes.read_text() == "not a checkpoint"
+    assert all(path.read_bytes() == content for path, content in zips.items())
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "--task", "numbers", "--epochs", "1", "--save", ""])
     assert exit_info.value.code == 2
@@ -588,6 +597,24 @@ def test_save_never_replaces_an_input_or_a_special_file(tmp_path, capsys):
     forced = run(capsys, "train", "--task", "numbers", "--num-examples", "120", "--epochs", "1", "--no-progress",
                  "--num-hiddens", "8", "--embed-size", "4", "--num-layers", "1", "--save", notes, "--force")
     assert forced[0] == 0 and load_checkpoint(notes).epoch == 1
+
+
+def test_attention_png_replaces_only_a_png_unless_forced(checkpoint, tmp_path, capsys):
+    notes, picture = tmp_path / "notes.txt", tmp_path / "attention.png"
+    notes.write_text("a learner's notes")
+    code, out, err = run(capsys, "translate", checkpoint, "one two", "--attention-png", notes)
+    assert_one_line(code, err, "translate")
+    assert "is not a PNG; refusing to replace it" in err and out == "" and notes.read_text() == "a learner's notes"
+    for _ in range(2):  # a picture drawn before is npseq's own: drawn again without a word
+        code, out, err = run(capsys, "translate", checkpoint, "one two", "--attention-png", picture)
+        assert code == 0 and err == "" and picture.read_bytes().startswith(b"\x89PNG")
+    several = tmp_path / "many.png"
+    (tmp_path / "many-2.png").write_text("not a picture")  # the second sentence's picture: checked before the first
+    code, out, err = run(capsys, "translate", checkpoint, "one", "two", "--attention-png", several)
+    assert_one_line(code, err, "translate")
+    assert "many-2.png exists and is not a PNG" in err and not (tmp_path / "many-1.png").exists()
+    code, out, err = run(capsys, "translate", checkpoint, "one two", "--attention-png", notes, "--force")
+    assert code == 0 and notes.read_bytes().startswith(b"\x89PNG")
 
 
 def test_divergence_is_one_line_and_saves_nothing_diverged(tmp_path, capsys):

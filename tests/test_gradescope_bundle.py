@@ -248,6 +248,22 @@ def test_results_are_written_whole_and_never_through_a_link(tmp_path):
     write_results(str(tmp_path / "new" / "results.json"), {"tests": []})  # the folder is made
 
 
+def test_grade_never_writes_its_results_over_a_learners_file(tmp_path, capsys):
+    learner = tmp_path / "my_work.py"
+    learner.write_text(SOLVED)
+    before = learner.read_text()
+    command = ["grade", str(learner), "--only", "rnn_step_backward", "--format", "gradescope"]
+    assert npseq_main([*command, "--results", str(learner)]) == 2
+    err = capsys.readouterr().err
+    assert learner.read_text() == before and err.count("\n") == 1
+    assert "--results: " in err and "is not a Gradescope results.json; refusing to replace it" in err
+    results_path = tmp_path / "results.json"
+    for _ in range(2):  # a results.json written before is replaced
+        assert npseq_main([*command, "--results", str(results_path)]) == 0
+        assert json.loads(results_path.read_text())["score"] == pytest.approx(1.0)
+    capsys.readouterr()
+
+
 def test_the_wheel_is_the_same_bytes_twice_and_its_record_matches_its_files(tmp_path):
     first, second = build_wheel(str(tmp_path / "a")), build_wheel(str(tmp_path / "b"))
     assert os.path.basename(first) == "npseq-0.1.0-py3-none-any.whl"

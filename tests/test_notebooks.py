@@ -136,3 +136,21 @@ def test_a_failing_notebook_is_saved_up_to_its_error_and_named(tmp_path, kernel_
     outputs = _outputs(out / "01_broken.ipynb")
     assert "".join(outputs[0]["text"]) == "fast True\n"
     assert outputs[-1]["ename"] == "ZeroDivisionError"  # the last cell did not run: no "never"
+
+
+def test_a_link_among_the_notebooks_is_never_written_through(tmp_path, capsys):
+    require("jupytext", "notebooks")
+    out, outside = tmp_path / "nb", tmp_path / "outside"
+    out.mkdir()
+    outside.mkdir()
+    (out / "02_rnn_by_hand.ipynb").symlink_to(outside / "planted.ipynb")  # dangling: a plain open would create it
+    (out / "_common.py").symlink_to(outside / "helper.py")
+    assert main(["tutorials", "--notebooks", str(out), "--only", "02"]) == 2
+    assert "already holds 02_rnn_by_hand.ipynb" in _error_line(capsys)
+    assert list(outside.iterdir()) == []
+    assert main(["tutorials", "--notebooks", str(out), "--only", "02", "--force"]) == 0
+    capsys.readouterr()
+    assert list(outside.iterdir()) == []  # the links themselves were replaced
+    for name in ("02_rnn_by_hand.ipynb", "_common.py"):
+        assert not (out / name).is_symlink() and (out / name).stat().st_size > 0
+    assert json.loads((out / "02_rnn_by_hand.ipynb").read_text())["cells"]

@@ -256,11 +256,16 @@ def test_demo_settings_for_the_transformer_are_run_settings():
                                                                              "num_layers")}), EncoderDecoder)
 
 
-def test_npseq_demo_with_a_transformer_writes_per_head_maps(tmp_path, capsys):
+def test_npseq_demo_with_a_transformer_writes_per_head_maps_beside_the_grus_files(tmp_path, capsys):
+    gru_model = tmp_path / "numbers" / "model.npz"
+    gru_model.parent.mkdir()
+    gru_model.write_bytes(b"the GRU demo's model")  # what an earlier `npseq demo` left
     assert main(["demo", "--model", "transformer", "--num-examples", "300", "--epochs", "1", "--out",
                  str(tmp_path), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "a Transformer (2 blocks, 4 heads)" in out and "attention_heads.png" in out
+    assert gru_model.read_bytes() == b"the GRU demo's model"
+    assert (tmp_path / "numbers-transformer" / "model.npz").exists()
     from matplotlib import image
-    pixels = image.imread(str(tmp_path / "numbers" / "attention_heads.png"))
+    pixels = image.imread(str(tmp_path / "numbers-transformer" / "attention_heads.png"))
     assert pixels.shape[0] > 300 and pixels.shape[1] > 600  # two rows of four panels

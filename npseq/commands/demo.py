@@ -43,7 +43,9 @@ def run(args) -> int:
     from ..decode import translate
     from ..runs import TranslationRun, demo_epochs, demo_settings
     from ..viz import plot_history, show_heatmaps
-    out = os.path.join(args.out, args.task)  # as the user wrote it: the paths printed read as they typed them
+    # as the user wrote it, so that the paths printed read as they typed them; a Transformer keeps its files apart
+    # from the GRU's of the same task, so that trying one model never overwrites the other's
+    out = os.path.join(args.out, args.task if args.model == "rnn" else f"{args.task}-{args.model}")
     output_dir(out)
     start = time.perf_counter()
     epochs = args.epochs or demo_epochs(args.task, args.model)

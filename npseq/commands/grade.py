@@ -19,7 +19,7 @@ import sys
 
 from ..course.classroom import find_submissions, grade_class, refuse_foreign, write_reports
 from ..course.grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, grade_file
-from ..course.gradescope import Scoring, results, unloadable, write_results
+from ..course.gradescope import Scoring, is_results_file, results, unloadable, write_results
 from ..course.report import POLICIES
 from ..course.sheet import NAMES, SET_NAMES, graded_names
 from ..course.submission import SubmissionError
@@ -108,6 +108,9 @@ def run(args) -> int:
     if given:
         raise UsageError(f"{', '.join(given)}: only for grading a class (a folder, or several paths)")
     path = args.paths[0]
+    if args.format == "gradescope" and os.path.lexists(args.results) and not is_results_file(args.results):
+        raise UsageError(f"--results: {args.results} exists and is not a Gradescope results.json; refusing to "
+                         "replace it (a learner's file?): remove it or choose another path")
     machine = args.format != "text"
     try:
         report = grade_file(path, only=args.only, sets=args.sets, timeout=args.timeout, memory_mb=args.memory_mb,

@@ -22,8 +22,39 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-len", type=positive(int, MAX_DECODE_LEN), default=None,
                         help="most output tokens (default: the trained length)")
     parser.add_argument("--attention-png", type=new_file_path, help="draw the attention of each sentence to this PNG")
+    parser.add_argument("--force", action="store_true",
+                        help="let --attention-png replace a file that is not a PNG (or a link)")
     parser.add_argument("--strict", action="store_true",
                         help="refuse sentences with words outside the vocabulary (exit 2) instead of warning")
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _picture_paths(path, count: int) -> list:
+    """Where ``--attention-png PATH`` draws each of ``count`` sentences: PATH itself for one, ``ROOT-1.png``, ... for
+    several; none without the option."""
+    if not path:
+        return []
+    root, ext = os.path.splitext(path)
+    return [path] if count == 1 else [f"{root}-{i + 1}{ext or '.png'}" for i in range(count)]
+
+
+def _check_replaceable(path: str, force: bool) -> None:
+    """A picture may replace a PNG (one drawn before), never another file or a link, unless ``force``."""
+    if force or not os.path.lexists(path):
+        return
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise UsageError(f"--attention-png: {path} exists and is not a regular file; refusing to replace it "
+                         "(--force replaces it)")
+    try:
+        with open(path, "rb") as file:
+            png = file.read(len(PNG_MAGIC)) == PNG_MAGIC
+    except OSError as exc:
+        raise UsageError(f"--attention-png: cannot read {path} ({exc.strerror})") from None
+    if not png:
+        raise UsageError(f"--attention-png: {path} exists and is not a PNG; refusing to replace it (--force "
+                         "replaces it)")
 
 
 def _unknown_words_line(sentence: str, unknown: list) -> str:
@@ -40,8 +71,6 @@ def run(args) -> int:
     from ..data.translation import DEFAULT_FILE_STEPS
     from ..decode import translate
     from ..viz import show_heatmaps
-    if args.attention_png:
-        check_not_an_input("--attention-png", args.attention_png, {"checkpoint": args.checkpoint})
     checkpoint = load_checkpoint(args.checkpoint)
     saved = saved_training_run(checkpoint)
     if "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:
@@ -54,6 +83,10 @@ def run(args) -> int:
     sentences = args.sentences or [line for line in sys.stdin.read().splitlines() if line.strip()]
     if not sentences:
         raise UsageError("no sentence to translate: pass sentences as arguments or one per line on stdin")
+    pictures = _picture_paths(args.attention_png, len(sentences))
+    for path in pictures:  # refused before any output, so that a refusal writes nothing
+        check_not_an_input("--attention-png", path, {"checkpoint": args.checkpoint})
+        _check_replaceable(path, args.force)
     unknown = {sentence: unknown_words(sentence, src_vocab, task) for sentence in sentences}
     if args.strict:
         for sentence, words in unknown.items():
@@ -67,10 +100,8 @@ def run(args) -> int:
         translation = translate(model, sentence, src_vocab, tgt_vocab, max_len, task=task, src_max_len=src_max_len,
                                 **search)
         say(f"{sentence} => {translation.text}")
-        if args.attention_png and translation.result.attention is not None:
-            root, ext = os.path.splitext(args.attention_png)
-            path = args.attention_png if len(sentences) == 1 else f"{root}-{i + 1}{ext or '.png'}"
+        if pictures and translation.result.attention is not None:
             show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
-                          path, title=sentence)
-            say(f"  attention: {path}")
+                          pictures[i], title=sentence)
+            say(f"  attention: {pictures[i]}")
     return 0

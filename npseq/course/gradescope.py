@@ -388,6 +388,24 @@ def write_results(path: str, data: dict) -> None:
     write_atomically(path, json.dumps(data, indent=2) + "\n")
 
 
+def is_results_file(path: str) -> bool:
+    """Whether ``path`` holds a Gradescope ``results.json`` (a JSON object with a list of ``tests`` and a
+    ``score``), the one kind of file :func:`write_results` may replace: not a learner's work that happens to
+    sit there."""
+    try:
+        if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_RESULTS_BYTES:
+            return False
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("tests"), list) and "score" in data
+
+
+MAX_RESULTS_BYTES = 16 * 2 ** 20
+"""A results.json larger than this is none npseq wrote (each test's output is capped)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ZipEntry:
     """One file of a zip that :func:`zip_bytes` writes."""
@@ -631,5 +649,5 @@ def write_bundle(zip_path: str, scoring: Scoring, force: bool = False) -> str:
 
 
 __all__ = ["ALL_CASES", "BundleError", "CaseScore", "Scoring", "build_wheel", "bundle_entries", "case_scores",
-           "check_bundle_target", "results", "unloadable", "wheel_bytes", "wheel_name", "write_bundle",
-           "write_results"]
+           "is_results_file", "check_bundle_target", "results", "unloadable", "wheel_bytes", "wheel_name",
+           "write_bundle", "write_results"]
