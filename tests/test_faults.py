@@ -617,6 +617,31 @@ def test_attention_png_replaces_only_a_png_unless_forced(checkpoint, tmp_path, c
     assert code == 0 and notes.read_bytes().startswith(b"\x89PNG")
 
 
+def test_attention_png_into_a_missing_folder_is_one_line(checkpoint, capsys):
+    code, out, err = run(capsys, "translate", checkpoint, "one two", "--attention-png", "nowhere/attention.png")
+    assert_one_line(code, err, "translate")
+    assert "--attention-png: the folder 'nowhere' does not exist" in err and out == ""
+
+
+@pytest.mark.parametrize("error, words", [
+    (PermissionError(13, "Permission denied", "corpus.txt"), "Permission denied: 'corpus.txt'"),
+    (IsADirectoryError(21, "Is a directory", "attention.png"), "Is a directory: 'attention.png'"),
+    (UnicodeEncodeError("ascii", "é", 0, 1, "ordinal not in range(128)"), "use UTF-8 (PYTHONIOENCODING=utf-8)"),
+    (MemoryError(), "out of memory"),
+    (FloatingPointError("overflow encountered in exp"), "the numbers overflowed (overflow encountered in exp)"),
+])
+def test_what_the_machine_refuses_is_one_line_not_a_traceback(capsys, monkeypatch, error, words):
+    import npseq.commands.gradcheck as command
+
+    def refused(args):
+        raise error
+
+    monkeypatch.setattr(command, "run", refused)
+    code, _, err = run(capsys, "gradcheck")
+    assert_one_line(code, err, "gradcheck")
+    assert words in err
+
+
 def test_divergence_is_one_line_and_saves_nothing_diverged(tmp_path, capsys):
     path = tmp_path / "ck.npz"
     code, _, err = run(capsys, "train", *TINY, "--epochs", "3", "--lr", "1e38", "--save", path)

@@ -2,7 +2,9 @@
 
 User errors (a missing file, a bad option value, a checkpoint that does not fit, an empty
 input, a request beyond a cap, a diverged run, a full disk) end with exit code 2 and one
-line saying what to fix; a failed check ends with exit code 1 (the command's own return);
+line saying what to fix, and so do the errors of the machine that no check foresees (an
+``OSError``, a ``UnicodeError``, a ``MemoryError`` or a ``FloatingPointError``: one line
+naming the file or the cause, not a traceback); a failed check ends with exit code 1 (the command's own return);
 Ctrl-C ends with exit code 130 and one line (``train`` first saves a checkpoint from which
 ``--resume`` continues exactly); a reader that goes away (``npseq translate ... | head -1``)
 ends the command quietly with exit code 141, as 128 + SIGPIPE, like other Unix tools.
@@ -81,6 +83,20 @@ def _quiet_stdout() -> None:
     os.close(devnull)
 
 
+def environment_error(exc: BaseException) -> str:
+    """One line for what the machine, not the command line, refused: a file that cannot be read or written, text
+    in another encoding, memory that ran out, numbers that overflowed. The command checks what it can before it
+    starts; these are what no check foresees (a file made unreadable meanwhile, a full disk, a diverging run)."""
+    if isinstance(exc, OSError):
+        where = f": {exc.filename!r}" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    if isinstance(exc, UnicodeError):
+        return f"text this command cannot read or write in its encoding ({exc}); use UTF-8 (PYTHONIOENCODING=utf-8)"
+    if isinstance(exc, MemoryError):
+        return "out of memory: what was asked for does not fit in this machine's memory; ask for smaller sizes"
+    return f"the numbers overflowed ({exc}): the run diverged; a smaller learning rate (--lr) may keep it finite"
+
+
 def run_command(name: str, args) -> int:
     """Run ``args.run(args)`` for the command ``name`` (as ``npseq NAME`` prints it) and map its end to an exit code."""
     interrupts = _Interrupts()
@@ -92,7 +108,7 @@ def run_command(name: str, args) -> int:
         if not interrupts.pressed.is_set():
             return code
         raise KeyboardInterrupt  # every interrupt was swallowed on the way: report it all the same
-    except UserError as exc:  # a mistake in the input; anything else is a bug in npseq and shows its traceback
+    except UserError as exc:  # a mistake in the input; anything but the families below is a bug and shows its traceback
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         say(f"npseq {name}: {message}", file=sys.stderr)
         return 2
@@ -103,6 +119,9 @@ def run_command(name: str, args) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
+    except (OSError, UnicodeError, MemoryError, FloatingPointError) as exc:
+        say(f"npseq {name}: {environment_error(exc)}", file=sys.stderr)
+        return 2
     finally:
         interrupts.finished.set()
         signal.signal(signal.SIGINT, previous_handler)

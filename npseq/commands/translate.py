@@ -41,7 +41,11 @@ def _picture_paths(path, count: int) -> list:
 
 
 def _check_replaceable(path: str, force: bool) -> None:
-    """A picture may replace a PNG (one drawn before), never another file or a link, unless ``force``."""
+    """A picture goes into a folder that exists, and may replace a PNG (one drawn before), never another file or a
+    link, unless ``force``."""
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"--attention-png: the folder {folder!r} does not exist")
     if force or not os.path.lexists(path):
         return
     if os.path.islink(path) or not os.path.isfile(path):
