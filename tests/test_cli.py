@@ -28,6 +28,15 @@ def test_help_and_version():
     assert npseq("--version").stdout.startswith("npseq ")
 
 
+def test_a_run_into_a_log_file_or_a_pipe_draws_no_progress_bar(tmp_path):
+    # stderr is a pipe here, as in `npseq train ... 2> log`: a bar would be redrawn into it line after line
+    result = npseq("train", "--task", "numbers", "--num-examples", "600", "--num-hiddens", "8", "--embed-size", "4",
+                   "--num-layers", "1", "--epochs", "2", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "train:" not in result.stderr and "epoch/s" not in result.stderr and "\r" not in result.stderr
+    assert "epoch 2: loss" in result.stdout
+
+
 def test_demo_trains_reports_draws_and_hands_over_a_model(tmp_path):
     result = npseq("demo", "--task", "reverse", "--epochs", "1", "--num-examples", "300", "--no-progress",
                    "--out", "out", cwd=tmp_path)

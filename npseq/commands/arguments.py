@@ -58,6 +58,12 @@ clip_norm = number(float, "a number >= 0 (0: no clipping)", lambda v: 0.0 <= v <
 probability = number(float, "a probability in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
+def show_progress(args) -> bool:
+    """A progress bar only where someone watches it: not with ``--no-progress``, and only on a terminal (a bar
+    redrawn into a log file or a pipe is hundreds of lines of noise)."""
+    return not args.no_progress and sys.stderr.isatty()
+
+
 def existing_file(text):
     """An argparse type: the path of a file that exists."""
     if not os.path.isfile(text):

@@ -8,7 +8,7 @@ import sys
 import zipfile
 
 from ..data.datasets import DATASETS, cached_file, fetch_dataset
-from .arguments import existing_file, non_empty
+from .arguments import existing_file, non_empty, show_progress
 
 HELP = "download a dataset, check its SHA-1, unpack it into the cache"
 DESCRIPTION = ("Download a dataset npseq knows by name into the cache ($NPSEQ_DATA, default ~/.cache/npseq), "
@@ -39,7 +39,7 @@ def run(args) -> int:
         return 0
     if args.source is None:
         print(f"downloading {args.url or entry.url}", flush=True)
-    path = fetch_dataset(args.name, url=args.url, source=args.source, progress=not args.no_progress,
+    path = fetch_dataset(args.name, url=args.url, source=args.source, progress=show_progress(args),
                          force=args.force)
     if args.source is not None and not zipfile.is_zipfile(args.source):
         print(f"note: {args.source} is the text file itself; there is no published SHA-1 of it, so it was "

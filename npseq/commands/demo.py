@@ -6,7 +6,7 @@ import os
 import shlex
 import time
 
-from .arguments import UsageError, folder_path, output_dir, positive, say, seed
+from .arguments import UsageError, folder_path, output_dir, positive, say, seed, show_progress
 
 HELP = "train a small attention translator (or a captioner) on built-in data and show it"
 DESCRIPTION = ("Train a Bahdanau-attention GRU (or a Transformer) on a built-in task, report test BLEU and exact "
@@ -61,7 +61,7 @@ def run(args) -> int:
                          f"on (a tenth is held out); give more")
     say(f"data: {len(corpus.batches.arrays[0])} training pairs, {len(corpus.test_pairs)} test pairs, "
          f"vocabularies {len(corpus.src_vocab)} -> {len(corpus.tgt_vocab)} tokens")
-    run.train(epochs, progress=not args.no_progress)
+    run.train(epochs, progress=show_progress(args))
     trained = time.perf_counter() - start
     scores = run.evaluate()
     say(f"trained in {trained:.1f} s: per-token cross-entropy {run.history.token_ce[-1]:.4f}, "

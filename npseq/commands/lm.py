@@ -1,7 +1,7 @@
 """``npseq lm``: a character (or word) language model trained on a text, then sampled from."""
 from __future__ import annotations
 
-from .arguments import UsageError, existing_file, positive, probability, say, seed
+from .arguments import UsageError, existing_file, positive, probability, say, seed, show_progress
 
 HELP = "train a character language model, then sample from it"
 
@@ -45,7 +45,7 @@ def run(args) -> int:
     model = RNNLM(len(vocab), args.num_hiddens, args.num_layers, cell=args.cell, dropout=args.dropout, rng=args.seed)
     loader = SeqDataLoader(train, args.batch_size, args.num_steps, partition=args.partition, seed=args.seed)
     history = train_lm(model, loader, Adam(model.parameters(), lr=args.lr), args.epochs, clip=1.0, valid_ids=valid,
-                       max_seconds=args.seconds, progress=not args.no_progress)
+                       max_seconds=args.seconds, progress=show_progress(args))
     say(f"after {len(history.train_ppl)} epochs: train perplexity {history.train_ppl[-1]:.2f}, "
          f"validation perplexity {history.valid_ppl[-1]:.2f}")
     for i in range(args.samples):

@@ -15,6 +15,7 @@ from .arguments import (
     probability,
     say,
     seed,
+    show_progress,
 )
 
 HELP = "train an encoder-decoder on a task or a corpus file"
@@ -105,7 +106,7 @@ def run(args) -> int:
         say(f"training a {what} on "
              f"{args.task or args.data}: {len(run.corpus.batches.arrays[0])} pairs, "
              f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}")
-        if not run.train(args.epochs, progress=not args.no_progress, stop=lambda: ctrl_c.pressed):
+        if not run.train(args.epochs, progress=show_progress(args), stop=lambda: ctrl_c.pressed):
             if not args.save:
                 say("\ninterrupted (no --save was given, so nothing was kept)", file=sys.stderr)
                 return EXIT_INTERRUPTED
