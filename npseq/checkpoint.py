@@ -872,15 +872,19 @@ def saved_training_run(checkpoint) -> dict:
         return (not isinstance(value, bool) and isinstance(value, int) and value >= 1
                 and (cap is None or value <= cap))
 
+    def one_of(choices):
+        # a JSON list or object is no choice, and unhashable: ``[1] in OPTIMIZERS`` would raise TypeError
+        return lambda v: isinstance(v, str) and v in choices
+
     number = (int, float)
     rules = {
-        "task": (lambda v: v is None or v in TASKS, f"null or one of {TASKS}"),
+        "task": (lambda v: v is None or one_of(TASKS)(v), f"null or one of {TASKS}"),
         "data": (lambda v: v is None or isinstance(v, str), "null or a path"),
         "num_steps": (lambda v: isinstance(v, list) and len(v) == 2 and all(positive(s, MAX_DECODE_LEN) for s in v),
                       f"[source steps, target steps], each an int in [1, {MAX_DECODE_LEN}]"),
         "num_examples": (lambda v: v is None or positive(v), "null or a positive int"),
-        "optimizer": (lambda v: v in OPTIMIZERS, f"one of {tuple(OPTIMIZERS)}"),
-        "loss": (lambda v: v in TRAINING_REDUCTIONS, f"one of {TRAINING_REDUCTIONS}"),
+        "optimizer": (one_of(OPTIMIZERS), f"one of {tuple(OPTIMIZERS)}"),
+        "loss": (one_of(TRAINING_REDUCTIONS), f"one of {TRAINING_REDUCTIONS}"),
         # Compared, not converted: float(10**400) overflows.
         "clip": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v <= 2.0 ** 63,
                  "a number in [0, 2**63]"),
