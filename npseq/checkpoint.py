@@ -138,11 +138,31 @@ def _encode_rng_value(value):
     return value
 
 
+MAX_RNG_WORDS = 2 ** 16
+"""The most numbers a generator state's array may hold: MT19937's key, the largest of NumPy's, has 624."""
+
+
 def _decode_rng_value(value):
-    """Inverse of :func:`_encode_rng_value`."""
+    """Inverse of :func:`_encode_rng_value`.
+
+    A bit generator's arrays are integer words (MT19937's ``uint32`` key, Philox's ``uint64`` counter); a
+    saved dtype of any other kind, or a list longer than :data:`MAX_RNG_WORDS`, is refused before anything is
+    allocated (``"S2000000000"`` would ask for gigabytes, ``"O"`` for arbitrary objects).
+    """
     if isinstance(value, dict):
         if set(value) == {"__ndarray__", "dtype"}:
-            return backend.numpy.asarray(value["__ndarray__"], dtype=value["dtype"])
+            words, dtype = value["__ndarray__"], value["dtype"]
+            try:
+                kind = backend.numpy.dtype(dtype) if isinstance(dtype, str) else None
+            except TypeError:
+                kind = None
+            if kind is None or kind.kind not in "ui" or kind.itemsize > 8:
+                raise ValueError(f"a generator's array has dtype {dtype!r:.40}, expected integer words (uint32, "
+                                 "uint64)")
+            if not isinstance(words, list) or len(words) > MAX_RNG_WORDS:
+                raise ValueError(f"a generator's array holds {len(words) if isinstance(words, list) else words!r:.40}"
+                                 f" values, expected a list of at most {MAX_RNG_WORDS}")
+            return backend.numpy.asarray(words, dtype=kind)
         return {key: _decode_rng_value(item) for key, item in value.items()}
     return value
 
@@ -195,10 +215,10 @@ def _rng_updates(model: Module, states: dict) -> list:
     updates = []
     for path, state in first.values():
         gen = generators[path]
-        decoded = _decode_rng_value(state)
         try:  # a fresh generator of the same kind takes the state first, so the real one is set without fail
+            decoded = _decode_rng_value(state)
             type(gen.bit_generator)().state = decoded
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError, IndexError) as exc:
             raise ValueError(f"states[{path!r}]: not a valid {type(gen.bit_generator).__name__} state "
                              f"({type(exc).__name__}: {exc})") from None
         updates.append((gen, decoded))

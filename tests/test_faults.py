@@ -140,6 +140,13 @@ TAMPERED = [
      "random generators do not fit"),
     ("rng state with a str counter", _first_rng_state(lambda s: dict(s, state={"state": "x", "inc": 1})),
      "not a valid PCG64 state"),
+    # an array of 2 GB strings (or of arbitrary objects) is refused before it is allocated
+    ("rng state of huge strings", _first_rng_state(lambda s: dict(s, state={
+        "state": {"__ndarray__": [1, 2, 3], "dtype": "S2000000000"}, "inc": 1})), "expected integer words"),
+    ("rng state of objects", _first_rng_state(lambda s: dict(s, state={
+        "state": {"__ndarray__": [[1], [2]], "dtype": "O"}, "inc": 1})), "expected integer words"),
+    ("rng state of a million words", _first_rng_state(lambda s: dict(s, state={
+        "state": {"__ndarray__": [0] * 1_000_000, "dtype": "<u4"}, "inc": 1})), "expected a list of at most"),
     ("num_steps not a list", _set(["extra", "num_steps"], "ten"), "extra['num_steps']"),
     ("num_steps of 10**9", _set(["extra", "num_steps"], [7, 10 ** 9]), "extra['num_steps']"),
     ("num_steps of 0", _set(["extra", "num_steps"], [0, 12]), "extra['num_steps']"),
