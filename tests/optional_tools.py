@@ -41,6 +41,10 @@ TOOLS = {
     "notebooks": Tool("the notebooks extra (jupytext, nbclient, ipykernel)", 'pip install -e ".[notebooks]"'),
     "c++": Tool("a C++ compiler (g++ or c++)", "install one with the system's packages (e.g. apt-get install g++)"),
     "fra": Tool("the fra-eng corpus", how_to_get("fra-eng")),
+    "docs": Tool("the docs extra (sphinx, myst-nb, furo, sphinx-mathjax-offline, selenium)",
+                 'pip install -e ".[docs]"'),
+    "chromium": Tool("Chromium and its driver (chromium, chromedriver)",
+                     "install them with the system's packages (apt-get install chromium chromium-driver)"),
 }
 """The optional tools, by the key :func:`skip_reason` and :func:`require` take."""
 

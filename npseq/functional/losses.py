@@ -85,19 +85,19 @@ REDUCTIONS = ("mean", "sum", "none", "d2l")
 
 
 def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean"):
-    """Cross-entropy over the valid steps of padded sequences, with a choice of reduction.
+    r"""Cross-entropy over the valid steps of padded sequences, with a choice of reduction.
 
-    With :math:`\\ell_{nt} = -\\log \\operatorname{softmax}(z_{nt})_{y_{nt}}` and the
-    mask :math:`m_{nt} = [t < \\text{valid\\_lens}_n]`:
+    With :math:`\ell_{nt} = -\log \operatorname{softmax}(z_{nt})_{y_{nt}}` and the
+    mask :math:`m_{nt} = [t < \text{valid\_lens}_n]`:
 
-    ============  ==========================================================  =============================
-    reduction     loss                                                        gradient scale per valid token
-    ============  ==========================================================  =============================
-    ``"mean"``    :math:`\\sum_{n,t} m_{nt}\\ell_{nt} / \\sum_{n,t} m_{nt}`   :math:`1 / \\#\\text{tokens}`
-    ``"sum"``     :math:`\\sum_{n,t} m_{nt}\\ell_{nt}`                       :math:`1`
-    ``"none"``    :math:`L_n = \\sum_t m_{nt}\\ell_{nt}`, shape ``(N,)``     the upstream :math:`dL_n`
-    ``"d2l"``     :math:`\\sum_n \\frac{1}{T}\\sum_t m_{nt}\\ell_{nt}`       :math:`1 / T`
-    ============  ==========================================================  =============================
+    ==========  ======================================================  ==============================
+    reduction   loss                                                    gradient scale per valid token
+    ==========  ======================================================  ==============================
+    ``"mean"``  :math:`\sum_{n,t} m_{nt}\ell_{nt} / \sum_{n,t} m_{nt}`  :math:`1 / \#\text{tokens}`
+    ``"sum"``   :math:`\sum_{n,t} m_{nt}\ell_{nt}`                      :math:`1`
+    ``"none"``  :math:`L_n = \sum_t m_{nt}\ell_{nt}`, shape ``(N,)``    the upstream :math:`dL_n`
+    ``"d2l"``   :math:`\sum_n \frac{1}{T}\sum_t m_{nt}\ell_{nt}`        :math:`1 / T`
+    ==========  ======================================================  ==============================
 
     ``"d2l"`` is the objective of *Dive into Deep Learning*: per sequence the mean
     over all ``T`` positions (padding counting as zero), summed over the batch.
@@ -107,7 +107,7 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     run therefore needs its exact reduction, not just its learning rate.
 
     The gradient with respect to the logits is
-    :math:`\\partial L / \\partial z_{ntv} = w_{nt} (p_{ntv} - [v = y_{nt}])`, with
+    :math:`\partial L / \partial z_{ntv} = w_{nt} (p_{ntv} - [v = y_{nt}])`, with
     :math:`w_{nt}` the mask times the scale above.
 
     Args:

@@ -1,0 +1,104 @@
+"""Sphinx configuration of the npseq book: the tutorials, executed, with the API and the notes.
+
+Why Sphinx with MyST-NB: MyST-NB reads the tutorials as they are stored, jupytext
+percent-format scripts, runs them at build time and keeps every output and figure inline
+on the page; Sphinx's autodoc turns npseq's docstrings, whose equations are reST
+``.. math::`` blocks and ``:math:`` roles, into rendered formulas next to a link to the
+source (viewcode). Nothing is fetched from a CDN: MathJax comes from the
+sphinx-mathjax-offline package and the theme (furo) ships its own assets, so the built
+site reads offline.
+
+Build (warnings are errors)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+DOCS = pathlib.Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # autodoc imports npseq from this checkout
+
+# The tutorials run in fast mode (tiny corpora and epochs): the whole book builds in minutes.
+# The kernels MyST-NB starts inherit this process's environment.
+os.environ["NPSEQ_FAST"] = "1"
+os.environ.setdefault("MPLBACKEND", "Agg")  # figures are saved as PNGs and shown with IPython.display
+
+import npseq  # noqa: E402
+
+project = "npseq"
+author = "the npseq authors"
+copyright = "the npseq authors, MIT licence"
+release = version = npseq.__version__
+
+extensions = [
+    "myst_nb",                 # Markdown pages and the executed tutorials
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",     # the docstrings' "Args:" / "Returns:" sections
+    "sphinx.ext.viewcode",     # a [source] link beside every function
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # serves MathJax 3 from _static/mathjax instead of a CDN
+]
+
+# The tutorials are the repository's own files: docs/tutorials is a symlink to ../tutorials.
+# MyST-NB reads them through jupytext (py:percent) and executes them with the working
+# directory set to their folder, where `from _common import ...` finds tutorials/_common.py.
+nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:percent"}]}
+nb_kernel_rgx_aliases = {".*": "python3"}
+nb_execution_mode = "force"        # run every tutorial at every build (fast mode)
+nb_execution_timeout = 600         # per cell
+nb_execution_raise_on_error = True  # a failing tutorial fails the build
+nb_execution_show_tb = True
+nb_render_markdown_format = "myst"  # text/markdown outputs (the equations of a docstring) get their maths rendered
+nb_merge_streams = True
+
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".py": "myst-nb"}
+exclude_patterns = [
+    "_build", "Thumbs.db", ".DS_Store", "conf.py", "_templates",
+    "tutorials/_common.py", "tutorials/exercises", "tutorials/figures", "tutorials/__pycache__",
+    "tutorials/*.md", "tutorials/*.ipynb",
+]
+templates_path = ["_templates"]
+
+autosummary_generate = True
+autodoc_member_order = "bysource"
+autodoc_default_options = {"show-inheritance": True}
+autodoc_typehints = "signature"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_rtype = False
+
+html_theme = "furo"
+html_title = f"npseq {release}"
+html_static_path = ["_static"]
+html_css_files = ["book.css"]
+html_show_sourcelink = False
+html_copy_source = False
+
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+
+def _figures_out_of_the_tree(app):
+    """The tutorials save their PNGs under NPSEQ_FIGURES: keep them next to the doctrees of this build."""
+    folder = pathlib.Path(app.doctreedir) / "npseq-figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["NPSEQ_FIGURES"] = str(folder)
+
+
+def _skip_tuple_fields(app, what, name, obj, skip, options):
+    """Leave out the fields of the named-tuple caches: their docstrings only say "Alias for field number k"."""
+    if (getattr(obj, "__doc__", None) or "").startswith("Alias for field number"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("builder-inited", _figures_out_of_the_tree)
+    app.connect("autodoc-skip-member", _skip_tuple_fields)

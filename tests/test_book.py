@@ -1,0 +1,194 @@
+"""The book (docs/): built once with Sphinx + MyST-NB, then read in headless Chromium.
+
+The module builds the site into a temporary folder with the one documented command
+(``python -m sphinx -W --keep-going -b html docs OUT``: any warning fails it; the
+tutorials run in fast mode), then opens the landing page, tutorial 02 and the API page of
+the recurrent functions in Chromium, driven by Selenium, with every host name made to
+fail to resolve, so that the pages must render from the built folder alone. On each page
+it checks what a reader would see after MathJax ran: typeset maths and no TeX left in
+the text, every image loaded, every link into the site pointing at a page that exists,
+and no request that left the machine. Screenshots go to a temporary folder that the test
+prints, and also to ``docs/_build/screenshots`` when ``NPSEQ_BOOK_SCREENSHOTS`` is set.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import pytest
+from optional_tools import require, skip_reason
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+for _module in ("sphinx", "myst_nb", "furo", "sphinx_basic_ng", "jupytext", "selenium"):
+    require(_module, "docs")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+PAGES = {
+    "landing": "index.html",
+    "tutorial-02": "tutorials/02_rnn_by_hand.html",
+    "api-recurrent": "api/generated/npseq.functional.recurrent.html",
+}
+TEX_LEFT = ("$$", "\\frac", "\\begin")
+DETAIL = {  # what the second screenshot of each page centres on
+    "landing": "mjx-container[display='true']",
+    "tutorial-02": ".cell_output img",
+    "api-recurrent": "[id='npseq.functional.recurrent.rnn_step_backward']",
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The built site's folder (``index.html`` at its top); the build's time is printed.
+    ``NPSEQ_BOOK_SITE=DIR`` checks a site built already instead (while editing the test)."""
+    if os.environ.get("NPSEQ_BOOK_SITE"):
+        return pathlib.Path(os.environ["NPSEQ_BOOK_SITE"]).resolve()
+    out = tmp_path_factory.mktemp("book")
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+               "-d", str(out / "doctrees"), str(ROOT / "docs"), str(out / "html")]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    seconds = time.perf_counter() - start
+    assert done.returncode == 0, f"the book's build failed:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
+    print(f"\nbook built in {seconds:.0f} s into {out / 'html'}")
+    return out / "html"
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    """The folders the screenshots go to: a temporary one, and docs/_build/screenshots on request."""
+    folders = [tmp_path_factory.mktemp("book-screenshots")]
+    if os.environ.get("NPSEQ_BOOK_SCREENSHOTS"):
+        folders.append(ROOT / "docs" / "_build" / "screenshots")
+        folders[-1].mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots: {', '.join(map(str, folders))}")
+    return folders
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium, with every host name failing to resolve (the book must need no network)."""
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip(skip_reason("chromium"))
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--window-size=1280,1400", "--host-resolver-rules=MAP * ~NOTFOUND"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_script_timeout(120)
+    yield driver
+    driver.quit()
+
+
+def test_no_page_loads_anything_from_the_network(site):
+    """No script, stylesheet, image or font of the built site has an http(s) address (links to read are fine)."""
+    remote = re.compile(r"""<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:)?//""", re.I)
+    css_remote = re.compile(r"""(?:@import\s+|url\(\s*)["']?(?:https?:)?//""", re.I)
+    found = []
+    for path in site.rglob("*.html"):
+        found += [f"{path.relative_to(site)}: {m.group(0)}" for m in remote.finditer(path.read_text("utf-8"))]
+    for path in site.rglob("*.css"):
+        found += [f"{path.relative_to(site)}: {m.group(0)}" for m in css_remote.finditer(path.read_text("utf-8"))]
+    assert not found, "\n".join(found[:20])
+    for page in ("index.html", "tutorials/02_rnn_by_hand.html"):
+        html = (site / page).read_text("utf-8")
+        assert re.search(r"""<script[^>]+src="(\.\./)*_static/mathjax/tex-chtml\.js""", html), \
+            f"{page}: MathJax is not served from _static"
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
+
+
+def test_every_tutorial_is_a_page_in_chapter_order(site):
+    tutorials = sorted(p.name for p in (ROOT / "tutorials").glob("[0-9][0-9]_*.py"))
+    assert tutorials[0].startswith("00_") and tutorials[-1].startswith("10_")
+    index = (site / "index.html").read_text("utf-8")
+    positions = [index.find(f'href="tutorials/{name[:-3]}.html"') for name in tutorials]
+    assert all(p >= 0 for p in positions), dict(zip(tutorials, positions))
+    assert positions == sorted(positions)
+    for name in tutorials:
+        page = (site / "tutorials" / f"{name[:-3]}.html").read_text("utf-8")
+        assert "cell_output" in page, f"{name}: no outputs (was it executed?)"
+
+
+def _wait_for_mathjax(driver):
+    """Wait until MathJax has loaded and typeset the page; whether it ran."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if driver.execute_script("return !!(window.MathJax && MathJax.startup && MathJax.startup.promise);"):
+            return driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "MathJax.startup.promise.then(() => done(true), () => done(false));")
+        time.sleep(0.2)
+    return False
+
+
+def _local_file(site, url):
+    """The built file a ``file://`` URL points to (anchors and queries aside)."""
+    path = pathlib.Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
+    return path / "index.html" if url.split("#")[0].endswith("/") else path
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_reads_in_chromium(site, browser, screenshots, name):
+    page = site / PAGES[name]
+    assert page.is_file(), page
+    browser.get(page.as_uri())
+    assert _wait_for_mathjax(browser), f"{name}: MathJax did not load or typeset"
+    typeset = browser.execute_script("return document.querySelectorAll('mjx-container').length;")
+    assert typeset > 0, f"{name}: no typeset maths (mjx-container) on the page"
+    errors = browser.execute_script("return document.querySelectorAll('mjx-merror, [data-mjx-error]').length;")
+    assert errors == 0, f"{name}: {errors} formulas MathJax could not typeset"
+    text = browser.execute_script("return document.body.innerText;")
+    for tex in TEX_LEFT:
+        at = text.find(tex)
+        assert at < 0, f"{name}: {tex!r} left in the text: ...{text[max(0, at - 200):at + 200]}..."
+
+    # Images: bring each into view (in case the browser defers it), then ask whether it decoded.
+    images = browser.execute_script(
+        "const imgs = Array.from(document.images); imgs.forEach(i => i.scrollIntoView());"
+        "return imgs.map(i => i.src);")
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null))).then(() => done(true));")
+    broken = browser.execute_script(
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);")
+    assert not broken, f"{name}: images that did not load: {broken}"
+    if name == "tutorial-02":
+        assert len(images) >= 1, "tutorial 02 shows no figure"
+
+    # Links into the site: every one must point at a file of the build.
+    hrefs = browser.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);")
+    local = [h for h in hrefs if h.startswith("file:")]
+    assert local, f"{name}: no links into the site"
+    missing = sorted({h for h in local if not _local_file(site, h).exists()})
+    assert not missing, f"{name}: links to files the build lacks: {missing[:10]}"
+    if name == "api-recurrent":
+        assert any("/_modules/npseq/functional/recurrent.html" in h for h in local), "no [source] links"
+
+    # Nothing left the machine (the resolver fails every host name anyway).
+    requests = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name);")
+    assert all(r.startswith(("file:", "data:", "blob:")) for r in requests), \
+        [r for r in requests if not r.startswith(("file:", "data:", "blob:"))]
+
+    # Screenshots: the top of the page, and the first figure or display formula further down.
+    browser.execute_script("window.scrollTo(0, 0);")
+    shots = [(f"{name}.png", None)]
+    target = DETAIL[name]
+    if browser.execute_script(f"return !!document.querySelector(\"{target}\");"):
+        shots.append((f"{name}-detail.png", target))
+    for filename, selector in shots:
+        for folder in screenshots:
+            if selector:  # the element alone, wherever it lies on the page
+                element = browser.execute_script("return document.querySelector(arguments[0]);", selector)
+                assert element.screenshot(str(folder / filename))
+            else:
+                assert browser.save_screenshot(str(folder / filename))
