@@ -6,7 +6,11 @@ NPSEQ_HYPOTHESIS_PROFILE=stress runs many more examples, to hunt for flaky toler
 import os
 
 from hypothesis import HealthCheck, settings
-from optional_tools import pytest_terminal_summary  # noqa: F401  (a hook: pytest finds it here)
+from optional_tools import (  # noqa: F401  (hooks: pytest finds them here)
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_terminal_summary,
+)
 
 pytest_plugins = ["pytester"]  # test_optional_tools runs small pytest sessions to check that summary
 

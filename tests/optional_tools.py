@@ -16,6 +16,7 @@ by pytest as before, and the closing count still includes all of them.
 """
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import pytest
@@ -86,6 +87,43 @@ def _reason(report) -> str:
     """The reason of a skip report (its ``longrepr`` is ``(path, line, reason)``)."""
     longrepr = report.longrepr
     return longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
+
+
+REQUIRED = "NPSEQ_REQUIRE_TOOLS"
+"""The environment variable that lists tools (keys of :data:`TOOLS`, comma-separated) a run must have:
+a test that would skip for want of one of them fails instead. CI sets it for the tools it installs, so
+that a failed install cannot pass as a green run of skips."""
+
+
+def required_tools() -> set:
+    """The keys :data:`REQUIRED` names; an unknown key is an error, so that a typo cannot turn the check off."""
+    keys = {key.strip() for key in os.environ.get(REQUIRED, "").split(",") if key.strip()}
+    unknown = sorted(keys - set(TOOLS))
+    if unknown:
+        raise KeyError(f"{REQUIRED}: expected keys among {list(TOOLS)}, got {unknown}")
+    return keys
+
+
+def _fail_if_required(report):
+    """``report`` made a failure when it is a skip for want of a tool that :data:`REQUIRED` names."""
+    if report.skipped:
+        tool = missing_tool(_reason(report))
+        if tool is not None and tool in required_tools():
+            report.outcome = "failed"
+            report.longrepr = f"{REQUIRED} names {tool!r}, but: {_reason(report).removeprefix(SKIPPED_PREFIX)}"
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test's skip for want of a required tool (:data:`REQUIRED`) becomes a failure that says so."""
+    return _fail_if_required((yield))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A module's skip at import (:func:`require` at its top) for want of a required tool becomes an error."""
+    return _fail_if_required((yield))
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -12,6 +12,7 @@ prints, and also to ``docs/_build/screenshots`` when ``NPSEQ_BOOK_SCREENSHOTS`` 
 """
 from __future__ import annotations
 
+import io
 import os
 import pathlib
 import re
@@ -39,7 +40,7 @@ TEX_LEFT = ("$$", "\\frac", "\\begin")
 DETAIL = {  # what the second screenshot of each page centres on
     "landing": "mjx-container[display='true']",
     "tutorial-02": ".cell_output img",
-    "api-recurrent": "[id='npseq.functional.recurrent.rnn_step_backward']",
+    "api-recurrent": "dl:has(> dt[id='npseq.functional.recurrent.rnn_step_backward'])",  # signature and equations
 }
 
 
@@ -85,7 +86,7 @@ def browser():
                  "--window-size=1280,1400", "--host-resolver-rules=MAP * ~NOTFOUND"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_script_timeout(120)
+    driver.set_script_timeout(600)  # a bound, not an expectation: a busy machine's Chromium may crawl
     yield driver
     driver.quit()
 
@@ -121,7 +122,7 @@ def test_every_tutorial_is_a_page_in_chapter_order(site):
 
 def _wait_for_mathjax(driver):
     """Wait until MathJax has loaded and typeset the page; whether it ran."""
-    deadline = time.time() + 60
+    deadline = time.time() + 600  # a bound for a busy machine; MathJax is done in a second on a quiet one
     while time.time() < deadline:
         if driver.execute_script("return !!(window.MathJax && MathJax.startup && MathJax.startup.promise);"):
             return driver.execute_async_script(
@@ -179,16 +180,44 @@ def test_page_reads_in_chromium(site, browser, screenshots, name):
     assert all(r.startswith(("file:", "data:", "blob:")) for r in requests), \
         [r for r in requests if not r.startswith(("file:", "data:", "blob:"))]
 
-    # Screenshots: the top of the page, and the first figure or display formula further down.
-    browser.execute_script("window.scrollTo(0, 0);")
-    shots = [(f"{name}.png", None)]
-    target = DETAIL[name]
-    if browser.execute_script(f"return !!document.querySelector(\"{target}\");"):
-        shots.append((f"{name}-detail.png", target))
-    for filename, selector in shots:
-        for folder in screenshots:
-            if selector:  # the element alone, wherever it lies on the page
-                element = browser.execute_script("return document.querySelector(arguments[0]);", selector)
-                assert element.screenshot(str(folder / filename))
-            else:
-                assert browser.save_screenshot(str(folder / filename))
+    # Screenshots: the top of the page, and the first figure or display formula further down. Neither may be
+    # blank: a screenshot is only worth looking at if it shows the page.
+    browser.execute_script("window.scrollTo({top: 0, left: 0, behavior: 'instant'});")
+    _save(_viewport(browser), [folder / f"{name}.png" for folder in screenshots], name)
+    element = browser.execute_script("return document.querySelector(arguments[0]);", DETAIL[name])
+    assert element is not None, f"{name}: nothing matches {DETAIL[name]!r} to show in detail"
+    _save(_crop(browser, element), [folder / f"{name}-detail.png" for folder in screenshots], f"{name} (detail)")
+
+
+def _viewport(browser):
+    """What the window shows now, as an ``(H, W, channels)`` float array, after the page has painted."""
+    import matplotlib.image
+
+    browser.execute_async_script("const done = arguments[arguments.length - 1];"
+                                 "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
+    return matplotlib.image.imread(io.BytesIO(browser.get_screenshot_as_png()), format="png")
+
+
+def _crop(browser, element):
+    """``element`` scrolled to the top of the window, cut out of a screenshot of the window.
+
+    (Selenium's own element screenshot clips the capture, and Chromium then drew the next page's window
+    screenshot blank: the crop is made here instead.)"""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'start', behavior: 'instant'});", element)
+    pixels = _viewport(browser)
+    left, top, right, bottom, scale = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return [r.left, r.top, r.right, r.bottom, window.devicePixelRatio];", element)
+    rows = slice(max(0, int(top * scale)), min(pixels.shape[0], int(bottom * scale) + 1))
+    columns = slice(max(0, int(left * scale)), min(pixels.shape[1], int(right * scale) + 1))
+    return pixels[rows, columns]
+
+
+def _save(pixels, paths, what):
+    """Write ``pixels`` to each path, once they are known to show something (not one flat colour)."""
+    import matplotlib.image
+
+    assert pixels.shape[0] > 10 and pixels.shape[1] > 10, f"{what}: a screenshot of {pixels.shape[:2]} pixels"
+    assert float(pixels[..., :3].std()) > 0.02, f"{what}: the screenshot is blank (one flat colour)"
+    for path in paths:
+        matplotlib.image.imsave(path, pixels)

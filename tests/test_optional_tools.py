@@ -70,3 +70,31 @@ def test_without_skip_reports_nothing_is_added(pytester):
     result.assert_outcomes(passed=1, skipped=10)
     assert "skipped for want of optional tools" not in result.stdout.str()
     assert "SKIPPED [" not in result.stdout.str()
+
+
+HOOKS = "from optional_tools import pytest_make_collect_report, pytest_runtest_makereport, pytest_terminal_summary\n"
+
+
+def test_a_required_tool_that_is_missing_fails_instead_of_skipping(pytester, monkeypatch):
+    """CI names the tools it installs; a test that would skip for want of one of them fails, with the reason."""
+    monkeypatch.setenv("NPSEQ_REQUIRE_TOOLS", "torch, docs")
+    pytester.makeconftest(HOOKS)
+    pytester.makepyfile(test_session=SESSION, test_module_skip=(
+        "from optional_tools import require\n"
+        "require('a_module_that_is_not_installed', 'docs')\n"
+        "def test_never_collected():\n    pass\n"))
+    result = pytester.runpytest("-rs", "-p", "no:cacheprovider", "--continue-on-collection-errors")
+    # The 5 torch skips in a test fail; the skipif mark (at setup) and the module (at import) are errors.
+    result.assert_outcomes(passed=1, skipped=4, failed=5, errors=2)
+    output = result.stdout.str()
+    assert f"NPSEQ_REQUIRE_TOOLS names 'torch', but: {skip_reason('torch')}" in output
+    assert f"NPSEQ_REQUIRE_TOOLS names 'docs', but: {skip_reason('docs')}" in output
+
+
+def test_an_unknown_required_tool_is_an_error_not_a_silent_pass(pytester, monkeypatch):
+    monkeypatch.setenv("NPSEQ_REQUIRE_TOOLS", "chromium,tensorflow")
+    pytester.makeconftest(HOOKS)
+    pytester.makepyfile(test_session=SESSION)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret != 0
+    assert "NPSEQ_REQUIRE_TOOLS: expected keys among" in result.stdout.str() + result.stderr.str()
