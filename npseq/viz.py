@@ -21,8 +21,9 @@ from .errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["show_heatmaps", "show_attention_grid", "plot_history", "plot_grad_norms", "show_captioned_images"]
 
-# Axis labels for the statistics that npseq.train.History records (others are labelled by their key).
 UNSEEN_COLOUR = "#d9d9d9"  # attention cells a step could not see (weight exactly 0)
+AXIS_LABELS = ("source tokens", "output tokens")  # an attention map's columns (keys) and rows (queries)
+# Axis labels for the statistics that npseq.train.History records (others are labelled by their key).
 HISTORY_LABELS = {
     "loss": "loss",
     "token_ce": "cross-entropy per token (nats)",
@@ -94,7 +95,7 @@ def _panel(panel, prefix: str) -> tuple:
 
 
 def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str | None = None,
-                        cmap: str = "Reds", dpi: int = 100, return_figure: bool = False):
+                        cmap: str = "Reds", dpi: int = 100, return_figure: bool = False, labels=AXIS_LABELS):
     """Several attention heatmaps side by side, on one colour scale, with one colorbar.
 
     Panel ``p`` shows :math:`\\alpha^{(p)}_{t,s}`, the weight output step ``t`` gives
@@ -112,6 +113,8 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
         path: the PNG to write.
         ncols: panels per row (default: all in one row, at most 4).
         suptitle: a title over the whole figure.
+        labels: ``(x label, y label)``, what the columns and the rows are (default
+            :data:`AXIS_LABELS`; a self-attention map's rows are source tokens too).
 
     Returns:
         ``path`` (str), or ``(path, Figure)`` with ``return_figure=True``.
@@ -120,10 +123,18 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
         raise InvalidValueError(f"panels: expected a non-empty list of (weights, src_tokens, out_tokens[, title]), "
                                 f"got {panels!r:.60}")
     checked = [_panel(panel, f"panels[{i}] ") for i, panel in enumerate(panels)]
-    return _draw_heatmaps(checked, path, ncols, suptitle, cmap, dpi, return_figure)
+    return _draw_heatmaps(checked, path, ncols, suptitle, cmap, dpi, return_figure, _axis_labels(labels))
 
 
-def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figure):
+def _axis_labels(labels) -> tuple:
+    """``labels`` checked: two str, the x and the y axis's label."""
+    if isinstance(labels, str) or not isinstance(labels, (list, tuple)) or len(labels) != 2 \
+            or not all(isinstance(label, str) for label in labels):
+        raise InvalidTypeError(f"labels: expected two str (x label, y label), got {labels!r:.80}")
+    return tuple(labels)
+
+
+def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figure, labels: tuple):
     """Draw checked panels (see :func:`show_attention_grid`) on one colour scale and write the PNG."""
     ncols = min(len(checked), 4) if ncols is None else ncols
     check_count("ncols", ncols)
@@ -146,11 +157,11 @@ def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figur
         image = ax.imshow(unseen, cmap=colours, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
         ax.set_xticks(range(len(src)), src, rotation=60, ha="right", rotation_mode="anchor")
         ax.set_yticks(range(len(out)), out)
-        ax.set_xlabel("source tokens")
+        ax.set_xlabel(labels[0])
         if title:
             ax.set_title(title)
     for ax in axes[:, 0]:
-        ax.set_ylabel("output tokens")
+        ax.set_ylabel(labels[1])
     for ax in list(axes.flat)[len(checked):]:
         ax.set_axis_off()
     figure.colorbar(image, ax=axes.ravel().tolist(), label="attention weight", shrink=0.9)
@@ -160,7 +171,7 @@ def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figur
 
 
 def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: str = "Reds", dpi: int = 100,
-                  return_figure: bool = False):
+                  return_figure: bool = False, labels=AXIS_LABELS):
     """Attention heatmap: source tokens across (x), output tokens down (y), with a colorbar.
 
     Cell ``(t, s)`` shows :math:`\\alpha_{t,s}`, the weight that output step ``t``
@@ -175,6 +186,8 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
         out_tokens: ``T_out`` strings labelling the rows (``None``: positions).
         path: the PNG to write.
         title: a str, or for ``(P, T_out, S)`` weights a list of ``P`` panel titles.
+        labels: ``(x label, y label)`` (default :data:`AXIS_LABELS`); an encoder's
+            self-attention reads ``("keys: source tokens", "queries: source tokens")``.
 
     Returns:
         ``path`` (str), or ``(path, Figure)`` with ``return_figure=True``.
@@ -198,7 +211,7 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
         raise InvalidValueError("weights: expected a 2-d (T_out, S) or 3-d (P, T_out, S) array, got shape "
                                 f"{array.shape}")
     checked = [_panel(panel, "") for panel in panels]  # shared tokens: errors name the arguments themselves
-    return _draw_heatmaps(checked, path, None, suptitle, cmap, dpi, return_figure)
+    return _draw_heatmaps(checked, path, None, suptitle, cmap, dpi, return_figure, _axis_labels(labels))
 
 
 def _history_series(history, keys) -> dict:

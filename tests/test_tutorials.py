@@ -25,6 +25,10 @@ TIMEOUT_S = 180
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CELL_MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 EXERCISES_HEADING = re.compile(r"^#\s+#{1,6}\s+Exercises\b", re.IGNORECASE)
+# What a script must not print: it cannot render maths, so equations reach its output as Unicode text.
+RAW_TEX = re.compile(r"\$\$|:math:`|\.\. math::|\\(?:frac|begin|end|left|right|leftarrow|rightarrow|sum|prod|"
+                     r"odot|mathbb|mathcal|mathrm|top|sigma|partial|text|operatorname|tanh|cdot|times|alpha|"
+                     r"quad|qquad|sqrt|exp|log|ell|hat|tilde)\b")
 
 
 def _cells(source: str) -> list:
@@ -93,6 +97,9 @@ def test_tutorial_runs_in_fast_mode(path, tmp_path):
                     f"{(exc.stdout or '')[-3000:] if isinstance(exc.stdout, str) else ''}")
     assert result.returncode == 0, (f"{path.name} exited with {result.returncode}\n--- stdout (tail)\n"
                                     f"{result.stdout[-3000:]}\n--- stderr (tail)\n{result.stderr[-5000:]}")
+    left = RAW_TEX.search(result.stdout)
+    assert left is None, (f"{path.name}: a script prints plain text, but LaTeX or reST maths was left in its "
+                          f"output: ...{result.stdout[max(0, left.start() - 200):left.end() + 100]}...")
     pngs = sorted(figures.glob("**/*.png"))
     assert pngs, f"{path.name}: wrote no PNG into NPSEQ_FIGURES ({figures})"
     for png in pngs:

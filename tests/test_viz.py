@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from npseq import viz
+from npseq.errors import InvalidTypeError
 from npseq.train import History
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -53,6 +54,19 @@ def test_show_heatmaps_writes_a_labelled_heatmap(tmp_path):
     assert colorbar.get_ylabel() == "attention weight"
     np.testing.assert_array_equal(heatmap.images[0].get_array(), weights)  # row t = output step t
     assert viz.show_heatmaps(weights, SRC, OUT, tmp_path / "again.png") == str(tmp_path / "again.png")
+
+
+def test_a_self_attention_map_names_its_axes(tmp_path):
+    """An encoder's self-attention has source positions on both axes: the labels say so, not "output tokens"."""
+    weights = np.stack([attention(np.random.default_rng(4), cols=len(OUT))] * 2)
+    labels = ("keys: source positions", "queries: source positions")
+    _, figure = viz.show_heatmaps(weights, OUT, OUT, tmp_path / "self.png", labels=labels, return_figure=True)
+    assert [(ax.get_xlabel(), ax.get_ylabel()) for ax in figure.axes[:2]] == [labels, (labels[0], "")]
+    _, figure = viz.show_attention_grid([(weights[0], OUT, OUT)], tmp_path / "grid.png", labels=labels,
+                                        return_figure=True)
+    assert (figure.axes[0].get_xlabel(), figure.axes[0].get_ylabel()) == labels
+    with pytest.raises(InvalidTypeError, match=r"labels: expected two str \(x label, y label\), got 'keys'"):
+        viz.show_heatmaps(weights, OUT, OUT, tmp_path / "bad.png", labels="keys")
 
 
 def test_cells_a_step_could_not_see_are_grey_apart_from_the_colour_scale(tmp_path):

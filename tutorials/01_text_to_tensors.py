@@ -19,11 +19,10 @@
 
 # %%
 import collections
-import inspect
 import math
 
 import numpy as np
-from _common import FAST, figure_path, show
+from _common import FAST, code, equations, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -56,7 +55,7 @@ print(f"{len(text)} characters; the first 300:\n{text[:300]}")
 # large vocabulary in which many words are seen only once.
 
 # %%
-print(inspect.getdoc(preprocess_lm))
+print(equations(preprocess_lm))
 sample = 'The "with" statement: it\'s used to wrap a block (PEP 343).'
 clean = preprocess_lm(sample)
 print(repr(clean))
@@ -105,8 +104,8 @@ print("and back:", word_vocab.to_tokens(word_vocab[["the", "list", "is", "empty"
 # Here is npseq's pair:
 
 # %%
-print(inspect.getsource(word_embedding_forward))
-print(inspect.getsource(word_embedding_backward))
+print(code(word_embedding_forward))
+print(code(word_embedding_backward))
 
 # %% [markdown]
 # A gradient check compares that backward with centred finite differences,
@@ -187,7 +186,7 @@ show(path)
 # counts. npseq's `NGramLM` implements exactly this:
 
 # %%
-print(inspect.getdoc(NGramLM).split("Args:")[0])
+print(equations(NGramLM))
 
 # %% [markdown]
 # To score a model on held-out text $x_1 \dots x_M$ we average the negative

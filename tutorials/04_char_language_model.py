@@ -17,11 +17,10 @@
 # vocabulary. The corpus is the pydoc prose of tutorial 1, at the character level.
 
 # %%
-import inspect
 import time
 
 import numpy as np
-from _common import FAST, figure_path, show
+from _common import FAST, code, equations, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
@@ -137,14 +136,14 @@ show(path)
 # training step:
 
 # %%
-print(inspect.getsource(train_lm_step))
+print(code(train_lm_step))
 
 # %% [markdown]
 # `train_lm` loops over the batches and hands the final state from one step to the next
 # when the partition is sequential, and `None` (zeros) when it is random:
 
 # %%
-print(inspect.getdoc(train_lm).split("Args:")[0])
+print(equations(train_lm))
 
 # %% [markdown]
 # ## A gradient check of the whole model

@@ -20,11 +20,10 @@
 # small model learns in seconds.
 
 # %%
-import inspect
 import math
 
 import numpy as np
-from _common import FAST, figure_path, show
+from _common import FAST, code, equations, figure_path, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -66,10 +65,10 @@ rng = np.random.default_rng(0)
 # (tutorial 6) removes. The two classes implement exactly this:
 
 # %%
-print(inspect.getdoc(Seq2SeqEncoder).split("``forward")[0])
-print(inspect.getdoc(Seq2SeqDecoder))
+print(equations(Seq2SeqEncoder, until="``forward"))
+print(equations(Seq2SeqDecoder))
 print()
-print(inspect.getsource(Seq2SeqDecoder._step))
+print(code(Seq2SeqDecoder._step))
 
 # %% [markdown]
 # `_step` is one decoder step: the embedded token and the context are concatenated and
@@ -85,7 +84,7 @@ print(inspect.getsource(Seq2SeqDecoder._step))
 # front. This is *teacher forcing*, and it is one line:
 
 # %%
-print(inspect.getsource(teacher_forcing_inputs))
+print(code(teacher_forcing_inputs))
 
 NUM_EXAMPLES, EPOCHS, HIDDEN = (1000, 4, 32) if FAST else (3000, 12, 32)
 data = load_task("numbers", batch_size=64, num_examples=NUM_EXAMPLES, split=(2 / 3, 0.0, 1 / 3), seed=0)
@@ -109,7 +108,7 @@ print(f"{len(data.train_pairs)} training pairs, {len(data.test_pairs)} test pair
 # the backward pass, clipping and the optimizer step:
 
 # %%
-print(inspect.getsource(train_seq2seq_step).split('"""')[2])
+print(code(train_seq2seq_step))
 
 # %% [markdown]
 # ## The masked loss and its reductions
@@ -134,7 +133,7 @@ print(inspect.getsource(train_seq2seq_step).split('"""')[2])
 # positions get exactly zero gradient. The functional docstring says the same:
 
 # %%
-print(inspect.getdoc(masked_softmax_ce_forward).split("Args:")[0])
+print(equations(masked_softmax_ce_forward))
 
 # %% [markdown]
 # On one batch of the (untrained) model, the four reductions give four different

@@ -213,7 +213,8 @@ for task in TASKS:
     # The encoder's self-attention: what each source position reads while the source is encoded.
     show(show_heatmaps(every.encoder.reshape((blocks * heads,) + every.encoder.shape[2:]), translation.source_tokens,
                        translation.source_tokens, figure_path(f"09_transformer_encoder_heads_{task}.png"),
-                       title=[f"encoder {title}" for title in titles]))
+                       title=[f"encoder {title}" for title in titles],
+                       labels=("keys: source positions", "queries: source positions")))
     bahdanau = results[task, "bahdanau"][0].model
     rnn = translate(bahdanau, sentence, data.src_vocab, data.tgt_vocab, max_len, task=task, src_max_len=src_len)
     show(show_heatmaps(rnn.result.attention, rnn.source_tokens, rnn.attention_rows,
@@ -237,18 +238,14 @@ for task in TASKS:
 #   later source positions to `<eos>`, one of them keeping the early positions on themselves. One
 #   reading: a position learns where the sequence ends, which is what reversing needs to know.
 # * Speed: a Transformer's training step has no loop over time steps, but at model size 32 the
-#   per-step work is small either way. In one full-mode run (2-core Xeon, one BLAS thread) the GRU
-#   was the faster per token: on `reverse` 40,069 tokens/s against 34,068 (both 100% exact match,
-#   in 17.0 s and 15.1 s), on `dates` 29,248 against 26,471 (100% in 23.9 s against 99.2% in
-#   42.1 s). `benchmarks/bench_transformer.py` compares npseq's Transformer with a torch twin.
+#   per-step work is small either way: compare the tokens per second in the table above, which
+#   depend on the machine (its cores, and how many BLAS threads each product gets) as much as on
+#   the model. `benchmarks/bench_transformer.py` compares npseq's Transformer with a torch twin.
 # * Positions are all a Transformer knows of order, so their scale matters. npseq draws the
 #   embeddings from $\mathcal N(0, 1/D)$ and multiplies them by $\sqrt D$ (Vaswani et al.'s code),
 #   which makes them as large as the sinusoids. With d2l's $\mathcal N(0, 1)$ the scaled embeddings
-#   are $\sqrt D$ times larger and drown the positions: on `reverse`, which copies by position, the
-#   same model then stalled near 0.69 exact match after 10 epochs, where it now reaches 1.0 by
-#   epoch 6. And without a learning-rate schedule a post-norm Transformer's exact match swings
-#   from epoch to epoch at Adam's lr 0.003 to 0.005 on `reverse` and `dates`; the demo's lower
-#   rates settle.
+#   would be $\sqrt D$ times larger than the positions they are added to (exercise 6 measures what
+#   that costs on `reverse`, a task that copies by position).
 #
 # ## Exercises
 #
@@ -261,3 +258,8 @@ for task in TASKS:
 #    decoder's) and retrain on `reverse`: what happens to the exact match, and why?
 # 5. Beam search reorders every block's key and value caches at each step. Count the arrays moved
 #    per step for `L` blocks and compare with re-running the decoder on the whole prefix.
+# 6. Draw the Transformer's embeddings from $\mathcal N(0, 1)$, as d2l does, instead of
+#    $\mathcal N(0, 1/D)$ (multiply `model.encoder.embedder.embedding.W.data` and the decoder's by
+#    $\sqrt D$ before training), train on `reverse` for the demo's epochs and compare the exact match
+#    after each epoch with the model above. Then train both at Adam's learning rates 0.003 and
+#    0.005, without a schedule: does the exact match still rise steadily from epoch to epoch?

@@ -85,11 +85,12 @@ def code(function) -> str:
     return re.sub(r"\bxp\.", "np.", kept) + "\n"  # the array module is NumPy (or CuPy, which reads the same)
 
 
-def equations(function) -> str:
-    """The maths of a function's docstring (the part before its argument list), shown readably:
-    rendered as Markdown with LaTeX in a notebook; as plain text with Unicode symbols in a
-    script. Returns the text (empty in a notebook, where it is displayed instead)."""
-    doc = inspect.getdoc(function).split("Args:")[0].strip()
+def equations(function, until: str = "Args:") -> str:
+    """The maths of a function's (or a class's) docstring, the part before ``until`` (by default its
+    argument list), shown readably: rendered as Markdown with LaTeX in a notebook; as plain text
+    with Unicode symbols in a script. Returns the text (empty in a notebook, where it is displayed
+    instead)."""
+    doc = inspect.getdoc(function).split(until)[0].strip()
     if in_notebook():
         from IPython.display import Markdown, display
         display(Markdown(rest_to_markdown(doc)))
@@ -157,7 +158,7 @@ _SYMBOLS = {
     "odot": "⊙", "cdot": "·", "times": "×", "top": "ᵀ", "sigma": "σ", "sum": "Σ", "prod": "∏", "delta": "δ",
     "partial": "∂", "ell": "ℓ", "rho": "ρ", "eta": "η", "alpha": "α", "lambda": "λ", "theta": "θ", "mu": "μ",
     "ldots": "…", "dots": "…", "cdots": "⋯", "in": "∈", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "to": "→",
-    "infty": "∞", "approx": "≈", "neq": "≠", "pm": "±", "tanh": "tanh", "exp": "exp", "log": "log", "max": "max",
+    "infty": "∞", "leftarrow": "←", "gets": "←", "rightarrow": "→", "Rightarrow": "⇒", "mapsto": "↦", "approx": "≈", "neq": "≠", "pm": "±", "tanh": "tanh", "exp": "exp", "log": "log", "max": "max",
     "min": "min", "qquad": "    ", "quad": "  ", ",": "", ";": " ", " ": " ", "!": "", "textstyle": "",
     "displaystyle": "", "left": "", "right": "", "big": "", "bigl": "", "bigr": "", "Big": "", "Bigl": "",
     "Bigr": "", "tfrac12": "½", "mathbb{R}": "ℝ", "omega": "ω", "epsilon": "ε", "pi": "π", "tau": "τ", "sim": "~",
