@@ -16,8 +16,12 @@ import threading
 import time
 import zipfile
 
+import numpy as np
 import pytest
 
+import npseq.decode
+import npseq.train
+from npseq import backend
 from npseq.cli import main
 from npseq.commands import translate as translate_command
 from npseq.data import datasets
@@ -318,3 +322,57 @@ def test_a_running_fetchs_scratch_is_left_alone_and_an_old_one_is_not(home, monk
         os.utime(path, (old, old))
     datasets.tidy_cache("fra-eng")
     assert cache_files(home) == []
+
+
+# ------------------------------------------------------------------ BLAS threads chosen for the work
+class Sized:
+    """A stand-in model whose largest weight matrix is ``rows x cols``."""
+
+    def __init__(self, rows, cols):
+        self.weights = np.zeros((rows, cols), dtype=np.float32)
+
+    def parameters(self):
+        return [self.weights, np.zeros(self.weights.shape[1], dtype=np.float32)]  # a bias is no matrix
+
+
+@pytest.fixture
+def no_thread_settings(monkeypatch):
+    for name in (*backend.USER_THREAD_VARIABLES, "NPSEQ_BLAS_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_small_model_runs_on_one_blas_thread_and_a_large_one_keeps_the_default(no_thread_settings):
+    small = Sized(256, 768)  # a GRU of hidden 256
+    assert small.weights.size < backend.BLAS_THREADS_MIN_ELEMENTS
+    assert backend.chosen_blas_threads(small) == 1
+    assert backend.chosen_blas_threads(Sized(512, 1536)) is None  # left as BLAS has it
+
+
+@pytest.mark.parametrize("variable, value, expected", [
+    ("OPENBLAS_NUM_THREADS", "2", None),  # the user's own setting wins: npseq leaves the count alone
+    ("OMP_NUM_THREADS", "4", None),
+    ("NPSEQ_BLAS_THREADS", "3", 3),
+    ("NPSEQ_BLAS_THREADS", "auto", 1),
+])
+def test_an_explicit_thread_setting_wins(no_thread_settings, monkeypatch, variable, value, expected):
+    monkeypatch.setenv(variable, value)
+    assert backend.chosen_blas_threads(Sized(8, 24)) == expected
+
+
+def test_a_bad_thread_setting_is_named(no_thread_settings, monkeypatch):
+    monkeypatch.setenv("NPSEQ_BLAS_THREADS", "many")
+    with pytest.raises(InvalidValueError, match="NPSEQ_BLAS_THREADS: expected a positive int or 'auto', got 'many'"):
+        backend.chosen_blas_threads(Sized(8, 24))
+
+
+def test_training_and_decoding_run_inside_the_thread_choice(no_thread_settings):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_counts():
+        return {lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"}
+    before = blas_counts()
+    inside = backend.with_blas_threads(lambda model: blas_counts())(Sized(8, 24))
+    assert inside == {1} and blas_counts() == before  # one thread inside, the count restored after
+    for function in (npseq.train.train_seq2seq, npseq.train.train_lm, npseq.decode.translate,
+                     npseq.decode.evaluate_translations):
+        assert function.__wrapped__  # what the decorator keeps of the function it wraps
