@@ -18,6 +18,7 @@ passes, memory traffic and Python.
 """
 from __future__ import annotations
 
+import collections
 import time
 from typing import NamedTuple
 
@@ -38,27 +39,44 @@ class Product(NamedTuple):
         return 2 * self.batch * self.m * self.k * self.n * self.count
 
 
-def _forward_products(N, S, T, E, H, V, layers):
-    """The forward products: (what, batch, m, k, n, count, weight gradient stacked over the count?)."""
-    encoder = [("encoder input projection, layer 0", 1, N * S, E, 3 * H, 1, True)]
-    encoder += [(f"encoder input projection, layer {l}", 1, N * S, H, 3 * H, 1, True) for l in range(1, layers)]
+def _forward_products(N, S, T, E, H, V, layers, src_lens=None, tgt_lens=None):
+    """The forward products: (phase, what, batch, rows of each call, k, n, weight gradient stacked over the calls?).
+
+    Without lengths every call has all ``N`` rows (``N * S`` for the ones over the whole source). With
+    ``src_lens`` and ``tgt_lens`` (one per sentence) a call has only the valid positions: step ``s`` of the
+    encoder the sentences longer than ``s``, the products over the whole source ``sum(src_lens)`` rows, a
+    decoder step the targets longer than it, the scores and the context of a step the valid keys of those
+    sentences, the output layer ``sum(tgt_lens)`` rows."""
+    src = np.full(N, S) if src_lens is None else np.minimum(np.asarray(src_lens), S)
+    tgt = np.full(N, T) if tgt_lens is None else np.minimum(np.asarray(tgt_lens), T)
+    enc_steps = [int((src > s).sum()) for s in range(S)]
+    dec_steps = [int((tgt > t).sum()) for t in range(T)]
+    keys = [int(src[tgt > t].sum()) for t in range(T)]  # valid (query, key) pairs of decoder step t
+    src_rows, tgt_rows = [int(src.sum())], [int(tgt.sum())]
+    padded = src_lens is None and tgt_lens is None
+    encoder = [("encoder input projection, layer 0", 1, src_rows, E, 3 * H, True)]
+    encoder += [(f"encoder input projection, layer {l}", 1, src_rows, H, 3 * H, True) for l in range(1, layers)]
     for l in range(layers):
-        encoder += [(f"encoder h W_h[r, z], layer {l}", 1, N, H, 2 * H, S, True),
-                    (f"encoder (r h) W_hn, layer {l}", 1, N, H, H, S, True)]
-    decoder = [("key projection (once per batch)", 1, N * S, H, H, 1, True),
-               ("query projection", 1, N, H, H, T, True),
-               ("scores w_v . tanh(q + k)", 1, N * S, H, 1, T, True),
-               ("context alpha V", N, 1, S, H, T, False),
-               ("decoder input projection [c; E y], layer 0", 1, N, H + E, 3 * H, T, True)]
-    decoder += [(f"decoder input projection, layer {l}", 1, N, H, 3 * H, T, True) for l in range(1, layers)]
+        encoder += [(f"encoder h W_h[r, z], layer {l}", 1, enc_steps, H, 2 * H, True),
+                    (f"encoder (r h) W_hn, layer {l}", 1, enc_steps, H, H, True)]
+    # the context alpha V: N products (1, S) @ (S, H) a step when padded; over the valid keys, one (1, keys) @
+    # (keys, H) of the same flops
+    context = ("context alpha V", N, [1] * T, S, H, False) if padded else ("context alpha V", 1, [1] * T, keys, H,
+                                                                             False)
+    decoder = [("key projection (once per batch)", 1, src_rows, H, H, True),
+               ("query projection", 1, dec_steps, H, H, True),
+               ("scores w_v . tanh(q + k)", 1, keys, H, 1, True),
+               context,
+               ("decoder input projection [c; E y], layer 0", 1, dec_steps, H + E, 3 * H, True)]
+    decoder += [(f"decoder input projection, layer {l}", 1, dec_steps, H, 3 * H, True) for l in range(1, layers)]
     for l in range(layers):
-        decoder += [(f"decoder h W_h[r, z], layer {l}", 1, N, H, 2 * H, T, True),
-                    (f"decoder (r h) W_hn, layer {l}", 1, N, H, H, T, True)]
-    decoder += [("output layer", 1, N * T, H, V, 1, True)]
+        decoder += [(f"decoder h W_h[r, z], layer {l}", 1, dec_steps, H, 2 * H, True),
+                    (f"decoder (r h) W_hn, layer {l}", 1, dec_steps, H, H, True)]
+    decoder += [("output layer", 1, tgt_rows, H, V, True)]
     return [("encoder",) + p for p in encoder] + [("decoder",) + p for p in decoder]
 
 
-def bahdanau_products(N, S, T, E, H, V, layers=2) -> list:
+def bahdanau_products(N, S, T, E, H, V, layers=2, src_lens=None, tgt_lens=None) -> list:
     """Every product of one training batch of the Bahdanau GRU translator, forward and backward, as
     :class:`Product` rows. The hidden-side products are listed as ``h W_h[r, z]`` and
     ``(r h) W_hn``; the reset-after GRU the models build does ``h W_h`` in one product instead,
@@ -67,15 +85,25 @@ def bahdanau_products(N, S, T, E, H, V, layers=2) -> list:
     Args:
         N: batch size; S, T: source and target steps; E: embedding size; H: hidden size;
         V: target vocabulary size; layers: recurrent layers in the encoder and the decoder.
+        src_lens, tgt_lens: the valid lengths of the batch's sentences: then only the products that the valid
+            positions need are counted (what a packed implementation runs), not every padded row.
     """
     rows = []
-    for phase, what, batch, m, k, n, count, stacked in _forward_products(N, S, T, E, H, V, layers):
-        rows.append(Product(phase, what, batch, m, k, n, count))
-        rows.append(Product("backward", f"d(input) of {what}", batch, m, n, k, count))
-        if stacked:
-            rows.append(Product("backward", f"d(weight) of {what}, all calls stacked", batch, k, m * count, n, 1))
-        else:
-            rows.append(Product("backward", f"d(second operand) of {what}", batch, k, m, n, count))
+    for phase, what, batch, calls, k, n, stacked in _forward_products(N, S, T, E, H, V, layers, src_lens, tgt_lens):
+        if isinstance(k, list):  # the context over the valid keys: k varies by call, m = 1
+            sizes = collections.Counter((1, kk) for kk, m in zip(k, calls) if kk)
+            for (m, kk), count in sorted(sizes.items()):
+                rows.append(Product(phase, what, batch, m, kk, n, count))
+                rows.append(Product("backward", f"d(input) of {what}", batch, m, n, kk, count))
+                rows.append(Product("backward", f"d(second operand) of {what}", batch, kk, m, n, count))
+            continue
+        for m, count in sorted(collections.Counter(m for m in calls if m).items()):
+            rows.append(Product(phase, what, batch, m, k, n, count))
+            rows.append(Product("backward", f"d(input) of {what}", batch, m, n, k, count))
+            if not stacked:
+                rows.append(Product("backward", f"d(second operand) of {what}", batch, k, m, n, count))
+        if stacked and sum(calls):
+            rows.append(Product("backward", f"d(weight) of {what}, all calls stacked", batch, k, sum(calls), n, 1))
     return rows
 
 

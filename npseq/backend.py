@@ -15,9 +15,19 @@ the CPU (NumPy) and on a GPU (CuPy):
 The backend is chosen by ``set_backend("numpy" | "cupy")`` or by the
 ``NPSEQ_BACKEND`` environment variable, which is applied on first use of ``xp``
 (so importing npseq never fails; the first array it creates says why CuPy cannot run).
+
+**BLAS threads are chosen for the work.** :func:`blas_threads` (a context manager; training,
+:func:`~npseq.decode.translate` and the batch evaluation run inside it) gives a small model one
+BLAS thread: its products are too small for a second thread to pay, and beside other jobs the
+threads spin against them (see :data:`BLAS_THREADS_MIN_ELEMENTS` and
+``benchmarks/blas_threads.py``). An explicit choice wins: ``NPSEQ_BLAS_THREADS=N``, or any of
+``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``BLIS_NUM_THREADS``,
+``VECLIB_MAXIMUM_THREADS`` set in the environment (then npseq leaves the count alone).
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import os
 
@@ -28,7 +38,7 @@ from .errors import InvalidTypeError, InvalidValueError, UserError
 __all__ = [
     "xp", "numpy", "set_backend",  # noqa: F822 (xp is served by the module's __getattr__, so it follows set_backend) "backend_name", "get_array_module", "to_numpy",
     "asarray", "scalars_to_host", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
-    "set_fused_kernels", "fused_kernels_enabled",
+    "set_fused_kernels", "fused_kernels_enabled", "blas_threads", "chosen_blas_threads", "BLAS_THREADS_MIN_ELEMENTS",
 ]
 
 BACKENDS = ("numpy", "cupy")
@@ -182,3 +192,69 @@ def scatter_add(target, indices, values) -> None:
     else:
         numpy.add.at(target, indices, values)
 
+
+
+# ------------------------------------------------------------------ BLAS threads
+BLAS_THREADS_MIN_ELEMENTS = 2 ** 18
+"""The size, in elements, of a model's largest weight matrix from which BLAS's own thread count is kept; below it
+:func:`blas_threads` runs one thread. 2**18 puts a GRU of hidden 256 (its 256 x 768 matrix: 196,608) on one
+thread and hidden 512 (786,432) on the default count. To be MEASURED by ``python benchmarks/blas_threads.py
+--products-only`` on a quiet machine (the table of ``(640, k) @ (k, 3k)`` products at one thread against the
+default, and the size from which threads pay): the one run so far, on a machine busy with other jobs (load 7 on
+2 cores), found no size where they paid, so the value is provisional (benchmarks/RESULTS.md, "BLAS threads")."""
+
+USER_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                         "VECLIB_MAXIMUM_THREADS", "GOTO_NUM_THREADS")
+"""Environment variables with which a user sets BLAS's thread count; one of them set, npseq leaves it alone."""
+
+
+def _largest_matrix(model) -> int:
+    sizes = [param.size for param in getattr(model, "parameters", list)() if getattr(param, "ndim", 0) >= 2]
+    return max(sizes, default=0)
+
+
+def chosen_blas_threads(model=None):
+    """The BLAS thread count :func:`blas_threads` sets for ``model``: ``NPSEQ_BLAS_THREADS`` when that is a positive
+    int; ``None`` (leave it as it is) when a BLAS variable of :data:`USER_THREAD_VARIABLES` is set, on a GPU
+    backend, or for a model whose largest weight matrix has :data:`BLAS_THREADS_MIN_ELEMENTS` elements or more;
+    else 1."""
+    chosen = os.environ.get("NPSEQ_BLAS_THREADS", "").strip().lower()
+    if chosen not in ("", "auto"):
+        if not (chosen.isdigit() and int(chosen) > 0):
+            raise InvalidValueError(f"NPSEQ_BLAS_THREADS: expected a positive int or 'auto', got {chosen!r}")
+        return int(chosen)
+    if any(os.environ.get(name, "").strip() for name in USER_THREAD_VARIABLES) or backend_name() != "numpy":
+        return None
+    return None if _largest_matrix(model) >= BLAS_THREADS_MIN_ELEMENTS else 1
+
+
+@functools.lru_cache(maxsize=1)
+def _thread_controller():
+    """threadpoolctl's controller of the BLAS libraries NumPy loaded (found once), or ``None`` without it."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # a checkout used without installing its dependencies: the count is left as it is
+        return None
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def blas_threads(model=None, count=None):
+    """Run the block with ``count`` BLAS threads, by default :func:`chosen_blas_threads` ``(model)``; ``None``
+    leaves the count as it is. The previous count comes back at the end (nested blocks are fine)."""
+    count = count if count is not None else chosen_blas_threads(model)
+    controller = _thread_controller() if count is not None else None
+    if controller is None:
+        yield
+        return
+    with controller.limit(limits=count, user_api="blas"):
+        yield
+
+
+def with_blas_threads(function):
+    """A decorator: ``function(model, ...)`` runs inside :func:`blas_threads` ``(model)``."""
+    @functools.wraps(function)
+    def wrapper(model, *args, **kwargs):
+        with blas_threads(model):
+            return function(model, *args, **kwargs)
+    return wrapper

@@ -500,6 +500,7 @@ class Translation:
         return attention_rows(self.output_tokens, self.result.attention)
 
 
+@backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
 def translate(model, sentence: str, src_vocab, tgt_vocab, max_len: int, method: str = "greedy", *,
               task: str | None = None, src_max_len: int | None = None, **options) -> Translation:
     """Translate one raw sentence: tokenise as the training data, cut, search, detokenise.
@@ -535,6 +536,7 @@ class TranslationScores(NamedTuple):
     exact_match: float
 
 
+@backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
 def evaluate_translations(model, pairs, src_vocab, tgt_vocab, *, src_len: int, max_len: int) -> TranslationScores:
     """Greedy-decode every source of ``pairs`` in one batch and score the outputs against the targets.
 

@@ -145,6 +145,7 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
     return loss_sum, nll_sum, num_tokens, grad_norm
 
 
+@backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
 def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss_fn=None, clip: float | None = 1.0,
                   sampling_ratio: float = 0.0, seed=0, rng=None, progress: bool = True,
                   on_epoch_end=None, stop=None, position: EpochProgress | None = None) -> History:
@@ -340,6 +341,7 @@ def train_lm_step(model, loss_fn, optimizer, X, Y, state, clip: float | None):
     return detach(final), float(loss_fn.nll_sum), X.shape[0] * X.shape[1], grad_norm
 
 
+@backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
 def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: float | None = 1.0, valid_ids=None,
              eval_num_steps=None, eval_batch_size=None, max_seconds=None, record_step_norms: bool = False,
              progress: bool = True, on_epoch_end=None) -> LMHistory:

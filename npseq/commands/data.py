@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 import zipfile
 
-from ..data.datasets import DATASETS, cached_file, fetch_dataset
-from .arguments import existing_file, non_empty, show_progress
+from ..data.datasets import DATASETS, DEADLINE_S, MAX_DEADLINE_S, cached_file, fetch_dataset, tidy_cache
+from .arguments import existing_file, non_empty, positive, show_progress
 
 HELP = "download a dataset, check its SHA-1, unpack it into the cache"
 DESCRIPTION = ("Download a dataset npseq knows by name into the cache ($NPSEQ_DATA, default ~/.cache/npseq), "
@@ -27,12 +27,16 @@ def add_arguments(parser) -> None:
                        help="register a copy you have instead of downloading: the zip (its SHA-1 is checked) or "
                             "the text file itself (fra.txt; nothing to check it against)")
     parser.add_argument("--force", action="store_true", help="download again when the cache has the dataset")
+    parser.add_argument("--deadline", type=positive(float, MAX_DEADLINE_S), default=DEADLINE_S, metavar="SECONDS",
+                        help=f"give the download up after this many seconds in all, however slowly the server sends "
+                             f"(default {DEADLINE_S:g})")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args) -> int:
     """Fetch or register ``args.name`` as ``npseq data fetch`` parsed it; report where it is; return 0."""
     entry = DATASETS[args.name]
+    tidy_cache(args.name)  # what a killed fetch left behind, before the cache is looked at
     if args.source is None and not args.force and cached_file(args.name).is_file():
         print(f"{args.name} is already in the cache: {cached_file(args.name)} (--force downloads it again)",
               flush=True)
@@ -40,7 +44,7 @@ def run(args) -> int:
     if args.source is None:
         print(f"downloading {args.url or entry.url}", flush=True)
     path = fetch_dataset(args.name, url=args.url, source=args.source, progress=show_progress(args),
-                         force=args.force)
+                         force=args.force, deadline=args.deadline)
     if args.source is not None and not zipfile.is_zipfile(args.source):
         print(f"note: {args.source} is the text file itself; there is no published SHA-1 of it, so it was "
               f"registered unchecked", file=sys.stderr, flush=True)

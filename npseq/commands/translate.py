@@ -1,22 +1,42 @@
 """``npseq translate``: sentences through a saved model, greedy or beam, with the words it cannot read named."""
 from __future__ import annotations
 
+import codecs
+import itertools
 import os
+import queue
 import sys
+import threading
 
+from ..errors import LimitError
 from .arguments import UsageError, existing_file, new_file_path, positive, say
 
 HELP = "translate sentences with a saved model"
 # A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
 # beam no longer changes translations, so the command caps it where memory stays small.
 MAX_BEAM_SIZE = 256
+MAX_LINE_CHARS = 2 ** 16
+"""The longest sentence translate takes, in characters (a line of stdin or an argument). A model reads at most its
+trained number of steps (``--num-steps`` <= 1024 tokens) anyway; the cap keeps an endless line (``yes`` without a
+newline, a binary file) from being read until memory runs out."""
+READ_AHEAD_CHUNKS = 256
+"""Stdin is read ahead of the translations in chunks of ``CHUNK_CHARS``, at most this many (16 MiB), so that a
+writer that sends all its input before it reads any output does not wait on a full pipe while translate waits on
+its output; past that, translate reads on only as it translates."""
+CHUNK_CHARS = 2 ** 16
+MAX_UNKNOWN_SHOWN = 10
+"""The unknown words of one sentence that the warning names (with the nearest known ones); the rest are counted."""
+MAX_QUOTED_CHARS = 120
+"""The most characters of a sentence (or of one word) that the unknown-word warning quotes."""
 
 
 def add_arguments(parser) -> None:
     """The options of ``npseq translate``."""
     from ..decode import MAX_DECODE_LEN
     parser.add_argument("checkpoint", type=existing_file)
-    parser.add_argument("sentences", nargs="*", help="sentences (default: one per line on stdin)")
+    parser.add_argument("sentences", nargs="*",
+                        help="sentences (default: one per line on stdin, each translated and printed as it comes; "
+                             f"at most {MAX_LINE_CHARS} characters each)")
     parser.add_argument("--beam", type=positive(int, MAX_BEAM_SIZE), default=1, help="beam size (1: greedy)")
     parser.add_argument("--alpha", type=float, default=0.75, help="length penalty exponent of beam search")
     parser.add_argument("--max-len", type=positive(int, MAX_DECODE_LEN), default=None,
@@ -25,19 +45,20 @@ def add_arguments(parser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="let --attention-png replace a file that is not a PNG (or a link)")
     parser.add_argument("--strict", action="store_true",
-                        help="refuse sentences with words outside the vocabulary (exit 2) instead of warning")
+                        help="refuse sentences with words outside the vocabulary (exit 2) instead of warning: "
+                             "arguments before any is translated, lines of stdin when their turn comes")
 
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _picture_paths(path, count: int) -> list:
-    """Where ``--attention-png PATH`` draws each of ``count`` sentences: PATH itself for one, ``ROOT-1.png``, ... for
-    several; none without the option."""
+def _picture_path(path, index: int, several: bool):
+    """Where ``--attention-png PATH`` draws sentence ``index`` (from 0): PATH itself when there is one sentence,
+    ``ROOT-1.png``, ``ROOT-2.png``, ... when there are ``several``; none without the option."""
     if not path:
-        return []
+        return None
     root, ext = os.path.splitext(path)
-    return [path] if count == 1 else [f"{root}-{i + 1}{ext or '.png'}" for i in range(count)]
+    return f"{root}-{index + 1}{ext or '.png'}" if several else path
 
 
 def _check_replaceable(path: str, force: bool) -> None:
@@ -61,17 +82,102 @@ def _check_replaceable(path: str, force: bool) -> None:
                          "replaces it)")
 
 
-def _unknown_words_line(sentence: str, unknown: list) -> str:
+def _quoted(text: str) -> str:
+    """``repr(text)``, cut to :data:`MAX_QUOTED_CHARS` characters (with ``...``) when longer."""
+    return repr(text) if len(text) <= MAX_QUOTED_CHARS else repr(text[:MAX_QUOTED_CHARS]) + "..."
+
+
+def _unknown_words_line(sentence: str, unknown: list, more: int = 0) -> str:
     def described(entry):
         notes = ([entry.hint] if entry.hint else []) + (
             [f"nearest known: {', '.join(map(repr, entry.nearest))}"] if entry.nearest else [])
-        return repr(entry.word) + (f" ({'; '.join(notes)})" if notes else "")
-    return f"not in the vocabulary, read as <unk>: {', '.join(map(described, unknown))} (in {sentence!r})"
+        return _quoted(entry.word) + (f" ({'; '.join(notes)})" if notes else "")
+    others = f" and {more} more" if more else ""
+    words = ", ".join(map(described, unknown))
+    return f"not in the vocabulary, read as <unk>: {words}{others} (in {_quoted(sentence)})"
+
+
+def _unknown(sentence: str, src_vocab, task):
+    """The first :data:`MAX_UNKNOWN_SHOWN` unknown words of ``sentence`` and how many more there are."""
+    from ..data import source_tokens, unknown_words
+    shown = unknown_words(sentence, src_vocab, task, limit=MAX_UNKNOWN_SHOWN)
+    if len(shown) < MAX_UNKNOWN_SHOWN:
+        return shown, 0
+    return shown, sum(word not in src_vocab for word in dict.fromkeys(source_tokens(sentence, task))) - len(shown)
+
+
+def _read_ahead(stream, chunks: queue.Queue) -> None:
+    """Put the text of ``stream`` into ``chunks`` as it arrives, then ``None``; an error goes in as itself.
+
+    Runs in a daemon thread. With a file descriptor it reads that with ``os.read`` (no lock of ``sys.stdin``'s
+    is held, so the interpreter can end while this thread waits) and decodes as ``sys.stdin`` would."""
+    try:
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # a stream in memory (io.UnsupportedOperation)
+            fd = None
+        if fd is None:
+            while chunk := stream.read(CHUNK_CHARS):
+                chunks.put(chunk)
+        else:
+            decoder = codecs.getincrementaldecoder(getattr(stream, "encoding", None) or "utf-8")(
+                errors=getattr(stream, "errors", None) or "strict")
+            while data := os.read(fd, CHUNK_CHARS):
+                if text := decoder.decode(data):
+                    chunks.put(text)
+            if text := decoder.decode(b"", final=True):
+                chunks.put(text)
+        chunks.put(None)
+    except BaseException as exc:  # noqa: BLE001 - handed to the command, which reports it
+        chunks.put(exc)
+
+
+def stdin_lines(stream=None):
+    """The lines of ``stream`` (default ``sys.stdin``), one at a time as they arrive, without their ends.
+
+    A line longer than :data:`MAX_LINE_CHARS` is a :class:`~npseq.errors.LimitError` as soon as the cap is passed,
+    whether or not it ever ends; at most :data:`READ_AHEAD_CHUNKS` chunks are read ahead of the caller."""
+    chunks = queue.Queue(maxsize=READ_AHEAD_CHUNKS)
+    threading.Thread(target=_read_ahead, args=(stream or sys.stdin, chunks), daemon=True,
+                     name="npseq translate: stdin").start()
+    pending, number = "", 0  # the start of the next line (read, no newline yet); the lines given out so far
+    while True:
+        chunk = chunks.get()
+        if isinstance(chunk, BaseException):
+            raise chunk
+        if chunk is None:  # the end: what is pending is the last line
+            lines, pending = ([pending] if pending else []), ""
+        else:
+            *lines, pending = (pending + chunk).split("\n")
+        for line in lines:
+            number += 1
+            _check_line(line, number)
+            yield line.rstrip("\r")
+        _check_line(pending, number + 1)
+        if chunk is None:
+            return
+
+
+def _check_line(line: str, number: int) -> None:
+    if len(line) > MAX_LINE_CHARS:
+        raise LimitError(f"line {number} of stdin: expected a sentence of at most {MAX_LINE_CHARS} characters (the "
+                         f"cap of a line), got a longer one")
+
+
+def _sentences(args):
+    """The sentences to translate: the arguments, or the lines of stdin that have text, as they come."""
+    if args.sentences:
+        for number, sentence in enumerate(args.sentences, 1):
+            if len(sentence) > MAX_LINE_CHARS:
+                raise LimitError(f"sentence {number}: expected at most {MAX_LINE_CHARS} characters (the cap of a "
+                                 f"sentence), got {len(sentence)}")
+        yield from args.sentences
+        return
+    yield from (line for line in stdin_lines() if line.strip())
 
 
 def run(args) -> int:
     from ..checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
-    from ..data import unknown_words
     from ..data.translation import DEFAULT_FILE_STEPS
     from ..decode import translate
     from ..viz import show_heatmaps
@@ -84,28 +190,39 @@ def run(args) -> int:
     task = saved.get("task")
     src_max_len, max_len = saved.get("num_steps") or [DEFAULT_FILE_STEPS, DEFAULT_FILE_STEPS]
     max_len = args.max_len or max_len
-    sentences = args.sentences or [line for line in sys.stdin.read().splitlines() if line.strip()]
-    if not sentences:
+    sentences = _sentences(args)
+    # The arguments are all checked before any output (a script sees all or nothing); stdin is read as it comes,
+    # one line ahead at most, and only with --attention-png, whose first picture's name says whether more follow.
+    ahead = list(sentences) if args.sentences else list(itertools.islice(sentences, 2 if args.attention_png else 1))
+    if not ahead:
         raise UsageError("no sentence to translate: pass sentences as arguments or one per line on stdin")
-    pictures = _picture_paths(args.attention_png, len(sentences))
-    for path in pictures:  # refused before any output, so that a refusal writes nothing
-        check_not_an_input("--attention-png", path, {"checkpoint": args.checkpoint})
-        _check_replaceable(path, args.force)
-    unknown = {sentence: unknown_words(sentence, src_vocab, task) for sentence in sentences}
-    if args.strict:
-        for sentence, words in unknown.items():
-            if words:  # refused before any output, so a script sees all or nothing
-                raise UsageError(f"--strict: {_unknown_words_line(sentence, words)}")
+    several = len(args.sentences or ahead) > 1
+
+    def checked(i, sentence):
+        """``sentence``'s unknown words (shown, how many more) and picture path, or the refusal of either."""
+        picture = _picture_path(args.attention_png, i, several)
+        if picture:
+            check_not_an_input("--attention-png", picture, {"checkpoint": args.checkpoint})
+            _check_replaceable(picture, args.force)
+        unknown, more = _unknown(sentence, src_vocab, task)
+        if args.strict and unknown:
+            raise UsageError(f"--strict: {_unknown_words_line(sentence, unknown, more)}")
+        return sentence, unknown, more, picture
+
+    if args.sentences:
+        work = [checked(i, sentence) for i, sentence in enumerate(ahead)]  # refused before any output
+    else:
+        work = (checked(i, sentence) for i, sentence in enumerate(itertools.chain(ahead, sentences)))
     model.eval()
-    for i, sentence in enumerate(sentences):
-        if unknown[sentence]:
-            say(f"npseq translate: {_unknown_words_line(sentence, unknown[sentence])}", file=sys.stderr)
-        search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
+    search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
+    for sentence, unknown, more, picture in work:
+        if unknown:
+            say(f"npseq translate: {_unknown_words_line(sentence, unknown, more)}", file=sys.stderr)
         translation = translate(model, sentence, src_vocab, tgt_vocab, max_len, task=task, src_max_len=src_max_len,
                                 **search)
         say(f"{sentence} => {translation.text}")
-        if pictures and translation.result.attention is not None:
+        if picture and translation.result.attention is not None:
             show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
-                          pictures[i], title=sentence)
-            say(f"  attention: {pictures[i]}")
+                          picture, title=sentence)
+            say(f"  attention: {picture}")
     return 0

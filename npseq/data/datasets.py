@@ -12,7 +12,16 @@ hidden scratch folder inside the cache, its SHA-1 is computed as the bytes arriv
 compared with the registry's, the archive is unpacked in the scratch folder, and only then
 does a rename put the dataset's folder in place. A hash that differs, a file that is not a
 zip, a network error, a full disk or Ctrl-C removes the scratch folder and leaves the cache
-as it was.
+as it was. A download ends by :data:`DEADLINE_S` (``--deadline``) however slowly the server
+sends, besides :data:`TIMEOUT_S` of silence.
+
+**A fetch killed outright** (SIGKILL, a power cut) cannot clean up after itself, so the next
+one does (:func:`tidy_cache`): a scratch folder is named ``.<name>-<host>-<pid>-<random>``,
+and one whose process on this host has ended, or that is older than
+:data:`STALE_SCRATCH_S`, is removed. A replacement moves the old dataset into the scratch
+folder before the new one takes its place; killed between the two renames, it leaves the old
+copy there, and the next :func:`tidy_cache` (every fetch, and a lookup that finds the
+dataset missing) puts it back before removing the scratch.
 
 **A copy the user already has** is registered with ``source=`` (``--from FILE``):
 
@@ -35,21 +44,38 @@ import dataclasses
 import hashlib
 import os
 import posixpath
+import re
 import shutil
+import socket
 import tempfile
+import threading
+import time
 import zipfile
 from pathlib import Path
 
 from ..errors import InvalidValueError, LimitError, UserError
 
 __all__ = ["DATASETS", "DATA_URL", "Dataset", "DatasetMissing", "FetchError", "ChecksumMismatch", "data_home",
-           "cached_file", "corpus_file", "dataset_path", "fetch_dataset", "find_dataset", "how_to_get", "resolve_data"]
+           "cached_file", "corpus_file", "dataset_path", "fetch_dataset", "find_dataset", "how_to_get", "resolve_data",
+           "tidy_cache", "DEADLINE_S"]
 
 DATA_URL = "http://d2l-data.s3-accelerate.amazonaws.com/"
 """d2l's data server (``d2l.DATA_URL``)."""
 
 TIMEOUT_S = 60.0
 """Seconds a connection may stay silent before the download is given up."""
+
+DEADLINE_S = 3600.0
+"""Seconds a whole download may take (``npseq data fetch --deadline``): a server that sends a byte now and then,
+never silent for :data:`TIMEOUT_S`, would otherwise keep the fetch running for ever. An hour brings
+:data:`MAX_DOWNLOAD_BYTES` at 75 KB/s, and d2l's few MB at any speed a fetch is worth waiting for."""
+
+MAX_DEADLINE_S = 12 * 3600.0
+"""The longest ``--deadline``; well under :data:`STALE_SCRATCH_S`, so no running fetch's scratch looks stale."""
+
+STALE_SCRATCH_S = 24 * 3600.0
+"""A scratch folder older than this is a leftover whatever its name says (its process id may have been reused, or
+it was made on another host sharing the cache): the next fetch removes it."""
 
 MAX_DOWNLOAD_BYTES = 256 * 2 ** 20
 """The most bytes a download may bring (d2l's ``fra-eng.zip`` is a few MB): a wrong URL cannot fill the disk."""
@@ -133,6 +159,8 @@ def dataset_path(name: str) -> Path:
     """
     path = cached_file(name)
     if not path.is_file():
+        tidy_cache(name)  # a replacement killed between its two renames left the old copy aside: put it back
+    if not path.is_file():
         raise DatasetMissing(f"the dataset {name} is not in the cache {data_home()}: {_fetch_hint(_dataset(name))}")
     return path
 
@@ -144,6 +172,8 @@ def find_dataset(name: str) -> Path | None:
     entry = _dataset(name)
     given = os.environ.get(entry.env_var)
     path = Path(given).expanduser() if given else cached_file(name)
+    if not given and not path.is_file():
+        tidy_cache(name)
     return path if path.is_file() else None
 
 
@@ -180,43 +210,121 @@ def resolve_data(text: str) -> str:
 
 
 # ----------------------------------------------------------------- fetching
-def _download(url: str, path: Path, progress: bool, name: str) -> str:
+class _Deadline:
+    """The end of a whole download: at ``seconds`` from now the sockets given to :meth:`watch` are shut, which ends
+    a read that waits on them (the socket's own timeout bounds only the silence between two reads)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.expired = threading.Event()
+        self._lock = threading.Lock()
+        self._sockets = []
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._timer.cancel()
+
+    def watch(self, sock) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.expired.is_set()
+        if late:
+            _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired.set()
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock) -> None:
+    try:  # socket.socket's own shutdown, also for a TLS socket: its wrapper's would unwrap it under a reading thread
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:  # closed already
+        pass
+
+
+def _opener(deadline: _Deadline):
+    """urllib's opener, with connections whose socket ``deadline`` watches once connected (redirects included)."""
+    import http.client
+    import urllib.request
+
+    def watched(base):
+        class Watched(base):
+            def connect(self):
+                super().connect()
+                deadline.watch(self.sock)
+        return Watched
+
+    class HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(watched(http.client.HTTPConnection), req)
+
+    handlers = [HTTPHandler()]
+    if hasattr(http.client, "HTTPSConnection"):  # Python built with ssl
+        class HTTPSHandler(urllib.request.HTTPSHandler):
+            def https_open(self, req):
+                options = {"context": self._context}
+                if hasattr(self, "_check_hostname"):  # Python < 3.12
+                    options["check_hostname"] = self._check_hostname
+                return self.do_open(watched(http.client.HTTPSConnection), req, **options)
+        handlers.append(HTTPSHandler())
+    return urllib.request.build_opener(*handlers)
+
+
+def _download(url: str, path: Path, progress: bool, name: str, deadline: float = DEADLINE_S) -> str:
     """Stream ``url`` into the file ``path`` behind a progress bar; return the SHA-1 (hex) of the bytes.
 
-    A network failure raises :class:`FetchError` naming the URL; a failure to write ``path``
-    is left as the ``OSError`` it is, for the caller to name the cache folder.
+    The whole download, from the connection to the last byte, ends by ``deadline`` seconds.
+    A network failure or the deadline raises :class:`FetchError` naming the URL; a failure to
+    write ``path`` is left as the ``OSError`` it is, for the caller to name the cache folder.
     """
     # Imported here, not at the top: every `npseq` command and `import npseq.data` load this module, few download.
     import http.client
-    import urllib.request
 
     from tqdm.auto import tqdm
     digest = hashlib.sha1()
     received = 0
-    try:
-        response = urllib.request.urlopen(url, timeout=TIMEOUT_S)
-    except ValueError as exc:  # urllib's word for a string that is no URL
-        raise InvalidValueError(f"url: expected an http(s) URL, got {url!r} ({exc})") from None
-    except (OSError, http.client.HTTPException) as exc:
-        raise _unreachable(url, exc, name) from None
-    length = response.headers.get("Content-Length")
-    with response, open(path, "wb") as handle, \
-            tqdm(total=int(length) if length and length.isdigit() else None, unit="B", unit_scale=True,
-                 unit_divisor=1024, desc=posixpath.basename(url) or "download", disable=not progress) as bar:
-        while True:
-            try:
-                chunk = response.read(CHUNK_BYTES)
-            except (OSError, http.client.HTTPException) as exc:
-                raise _unreachable(url, exc, name) from None
-            if not chunk:
-                return digest.hexdigest()
-            received += len(chunk)
-            if received > MAX_DOWNLOAD_BYTES:
-                raise LimitError(f"url: {url} sends more than {MAX_DOWNLOAD_BYTES // 2 ** 20} MiB, the cap of a "
-                                 f"download; nothing was kept")
-            digest.update(chunk)
-            handle.write(chunk)
-            bar.update(len(chunk))
+    with _Deadline(deadline) as watch:
+        def late() -> FetchError:
+            return FetchError(f"--deadline: expected {url} within {deadline:g} s, got {received} bytes by then; "
+                              f"nothing was kept; a larger --deadline waits longer, or register a copy you have "
+                              f"with `npseq data fetch {name} --from FILE`")
+        try:
+            response = _opener(watch).open(url, timeout=min(TIMEOUT_S, deadline))
+        except ValueError as exc:  # urllib's word for a string that is no URL
+            raise InvalidValueError(f"url: expected an http(s) URL, got {url!r} ({exc})") from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise (late() if watch.expired.is_set() else _unreachable(url, exc, name)) from None
+        length = response.headers.get("Content-Length")
+        with response, open(path, "wb") as handle, \
+                tqdm(total=int(length) if length and length.isdigit() else None, unit="B", unit_scale=True,
+                     unit_divisor=1024, desc=posixpath.basename(url) or "download", disable=not progress) as bar:
+            while True:
+                try:  # read1: what has arrived, at most one wait on the socket (read would wait for a full chunk)
+                    chunk = response.read1(CHUNK_BYTES)
+                except (OSError, http.client.HTTPException) as exc:
+                    raise (late() if watch.expired.is_set() else _unreachable(url, exc, name)) from None
+                if watch.expired.is_set():  # a shut socket reads as the end of the file: not a whole download
+                    raise late()
+                if not chunk:
+                    if response.length:  # the server closed before the bytes it announced
+                        raise _unreachable(url, http.client.IncompleteRead(b"", response.length), name)
+                    return digest.hexdigest()
+                received += len(chunk)
+                if received > MAX_DOWNLOAD_BYTES:
+                    raise LimitError(f"url: {url} sends more than {MAX_DOWNLOAD_BYTES // 2 ** 20} MiB, the cap of a "
+                                     f"download; nothing was kept")
+                digest.update(chunk)
+                handle.write(chunk)
+                bar.update(len(chunk))
 
 
 def _unreachable(url: str, exc: Exception, name: str) -> FetchError:
@@ -282,8 +390,70 @@ def _install(folder: Path, destination: Path, scratch: Path) -> None:
         raise
 
 
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
+
+
+def _scratch_prefix(name: str) -> str:
+    """The start of a scratch folder's name: ``.<name>-<host>-<pid>-`` (tempfile adds a random end)."""
+    return f".{name}-{_host()}-{os.getpid()}-"
+
+
+_SCRATCH = re.compile(r"\.(?P<name>.+)-(?P<host>[A-Za-z0-9]+)-(?P<pid>[0-9]+)-[a-z0-9_]+")
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs on this host (POSIX; elsewhere, ``False``: only age tells)."""
+    if os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it runs, under another user
+        return False
+    return False
+
+
+def _stale(scratch: Path, name: str) -> bool:
+    """Whether the scratch folder ``scratch`` of dataset ``name`` belongs to no running fetch."""
+    try:
+        if time.time() - scratch.lstat().st_mtime > STALE_SCRATCH_S:
+            return True
+    except FileNotFoundError:  # removed meanwhile
+        return False
+    match = _SCRATCH.fullmatch(scratch.name)
+    return bool(match and match["name"] == name and match["host"] == _host() and _process_gone(int(match["pid"])))
+
+
+def tidy_cache(name: str) -> None:
+    """Clean up after fetches of dataset ``name`` that were killed outright (SIGKILL, a power cut).
+
+    A scratch folder (``.<name>-<host>-<pid>-<random>`` in the cache) whose process on this host has ended, or
+    that is older than :data:`STALE_SCRATCH_S`, is removed, a partial download with it; if it holds the dataset a
+    replacement moved aside (``replaced``) and the cache lacks the dataset, that copy is put back first. A
+    scratch folder of a running fetch is left alone. A cache that cannot be read or written is left as it is.
+    """
+    entry = _dataset(name)
+    home = data_home()
+    try:
+        scratches = [path for path in home.glob(f".{entry.name}-*") if path.is_dir() and not path.is_symlink()]
+    except OSError:
+        return
+    for scratch in scratches:
+        if not _stale(scratch, entry.name):
+            continue
+        destination = home / entry.name
+        try:
+            if (scratch / "replaced").is_dir() and not os.path.lexists(destination):
+                os.replace(scratch / "replaced", destination)
+        except OSError:  # another process restored it first, or the cache is read-only
+            pass
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def fetch_dataset(name: str, url: str | None = None, source=None, *, progress: bool = True,
-                  force: bool = False) -> Path:
+                  force: bool = False, deadline: float = DEADLINE_S) -> Path:
     """Download dataset ``name`` (or register the copy ``source``) into the cache; return its text file.
 
     Without ``source``: download ``url`` (default: the registry's, d2l's server), check that the
@@ -297,30 +467,35 @@ def fetch_dataset(name: str, url: str | None = None, source=None, *, progress: b
 
     Everything is written under a hidden scratch folder in the cache first and moved into place
     by a rename, so that on any failure (and on Ctrl-C) the cache is left as it was.
-    ``progress``: a progress bar (tqdm, on standard error) while downloading.
+    ``progress``: a progress bar (tqdm, on standard error) while downloading. ``deadline``: the seconds the
+    whole download may take (:data:`DEADLINE_S`, at most :data:`MAX_DEADLINE_S`). What killed fetches left
+    behind is cleaned up first (:func:`tidy_cache`).
 
     Raises:
         ChecksumMismatch: the downloaded or given zip is not the registry's.
         FetchError: the URL cannot be reached or answers with an error (the message names the URL
-            and ``--from FILE``), the archive is damaged or lacks the text file, or the cache folder
-            cannot be written.
+            and ``--from FILE``), the download takes longer than ``deadline``, the archive is damaged or
+            lacks the text file, or the cache folder cannot be written.
         LimitError: the download is larger than :data:`MAX_DOWNLOAD_BYTES`.
-        InvalidValueError: ``name`` is not in :data:`DATASETS`, both ``url`` and ``source`` are given, or
-            ``url`` is no URL.
+        InvalidValueError: ``name`` is not in :data:`DATASETS`, both ``url`` and ``source`` are given,
+            ``url`` is no URL, or ``deadline`` is not a number of seconds in (0, :data:`MAX_DEADLINE_S`].
     """
     entry = _dataset(name)
+    if not (isinstance(deadline, (int, float)) and 0 < deadline <= MAX_DEADLINE_S):
+        raise InvalidValueError(f"deadline: expected seconds in (0, {MAX_DEADLINE_S:g}], got {deadline!r}")
     if url is not None and source is not None:
         raise InvalidValueError(f"url, source: expected at most one place to get {name} from, got url={url!r} "
                                 f"and source={str(source)!r}")
     if source is not None and not os.path.isfile(source):
         raise FetchError(f"source: no such file: {source}")
+    tidy_cache(name)
     target = cached_file(name)
     if source is None and not force and target.is_file():
         return target
     home = data_home()
     try:
         home.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=home) as scratch:
+        with tempfile.TemporaryDirectory(prefix=_scratch_prefix(name), dir=home) as scratch:
             scratch = Path(scratch)
             if source is not None and not zipfile.is_zipfile(source):
                 folder = _copy_text(source, scratch, entry)
@@ -328,7 +503,7 @@ def fetch_dataset(name: str, url: str | None = None, source=None, *, progress: b
                 if source is None:
                     url = url or entry.url
                     archive, origin = scratch / "download.zip", f"the download from {url}"
-                    sha1 = _download(url, archive, progress, name)
+                    sha1 = _download(url, archive, progress, name, deadline)
                     remedy = f"try again, or register a copy you trust with `npseq data fetch {name} --from FILE`"
                 else:
                     archive, origin = source, f"source {source}"

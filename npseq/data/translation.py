@@ -86,17 +86,23 @@ class UnknownWord(NamedTuple):
     hint: str | None = None
 
 
-def unknown_words(sentence: str, src_vocab: Vocab, task: str | None = None) -> list:
+def unknown_words(sentence: str, src_vocab: Vocab, task: str | None = None, limit: int | None = None) -> list:
     """The words of ``sentence`` that a model with ``src_vocab`` reads as ``<unk>``, each once, in order.
 
     The sentence is tokenised as :func:`source_tokens` does (so for a character task the "words"
-    are characters). Returns a list of :class:`UnknownWord`, empty when every word is known.
+    are characters). Returns a list of :class:`UnknownWord`, empty when every word is known; with
+    ``limit``, only the first ``limit`` of them (the nearest known words are looked for, a search
+    through the vocabulary, only for those).
     """
-    known = [token for token in src_vocab.idx_to_token if token != UNK and not token.startswith("<")]
+    known = None
     unknown = []
     for word in dict.fromkeys(source_tokens(sentence, task)):
         if word in src_vocab:
             continue
+        if limit is not None and len(unknown) >= limit:
+            break
+        if known is None:
+            known = [token for token in src_vocab.idx_to_token if token != UNK and not token.startswith("<")]
         hint = None
         if task == "numbers" and word.isascii() and word.isdigit() and len(word) <= 4:  # english_number's range
             hint = f"the numbers model reads number words: {english_number(int(word))!r}"
