@@ -69,9 +69,16 @@ def _unknown_words_line(sentence: str, unknown: list) -> str:
     return f"not in the vocabulary, read as <unk>: {', '.join(map(described, unknown))} (in {sentence!r})"
 
 
+def _input_line(sentence: str, unknown: list, outside: str | None) -> str:
+    """What is wrong with an input: its unknown words, else how it is outside the task's format."""
+    if unknown:
+        return _unknown_words_line(sentence, unknown)
+    return f"outside the task's inputs: {outside} (in {sentence!r})"
+
+
 def run(args) -> int:
     from ..checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
-    from ..data import unknown_words
+    from ..data import outside_task_format, unknown_words
     from ..data.translation import DEFAULT_FILE_STEPS
     from ..decode import translate
     from ..viz import show_heatmaps
@@ -92,14 +99,17 @@ def run(args) -> int:
         check_not_an_input("--attention-png", path, {"checkpoint": args.checkpoint})
         _check_replaceable(path, args.force)
     unknown = {sentence: unknown_words(sentence, src_vocab, task) for sentence in sentences}
+    # a sentence of known words may still be no input of the task (a date in a format it never saw)
+    outside = {sentence: not words and task and outside_task_format(task, sentence) for sentence, words in
+               unknown.items()}
     if args.strict:
         for sentence, words in unknown.items():
-            if words:  # refused before any output, so a script sees all or nothing
-                raise UsageError(f"--strict: {_unknown_words_line(sentence, words)}")
+            if words or outside[sentence]:  # refused before any output, so a script sees all or nothing
+                raise UsageError(f"--strict: {_input_line(sentence, words, outside[sentence])}")
     model.eval()
     for i, sentence in enumerate(sentences):
-        if unknown[sentence]:
-            say(f"npseq translate: {_unknown_words_line(sentence, unknown[sentence])}", file=sys.stderr)
+        if unknown[sentence] or outside[sentence]:
+            say(f"npseq translate: {_input_line(sentence, unknown[sentence], outside[sentence])}", file=sys.stderr)
         search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
         translation = translate(model, sentence, src_vocab, tgt_vocab, max_len, task=task, src_max_len=src_max_len,
                                 **search)
