@@ -47,8 +47,8 @@ RUN_DEFAULTS = dict(num_examples=None, num_steps=None, batch_size=64, decoder="b
                     seed=0, model="rnn", num_heads=4, ffn_num_hiddens=64)
 # Settings whose change alters the data a run sees, hence its vocabularies and batches.
 DATA_SETTINGS = ("num_examples", "num_steps", "seed")
-# The settings that shape one kind of model only, and what the other kind does instead (a setting given for the
-# other kind would be saved and never used). Luong's own settings need --decoder luong.
+# The settings that shape one kind of model only: given for the other kind, one would be saved and never read.
+# Luong's own settings need --decoder luong.
 MODEL_SETTINGS = {
     "rnn": ("decoder", "score", "no_input_feeding", "attention", "window", "cell", "embed_size", "bidirectional"),
     "transformer": ("num_heads", "ffn_num_hiddens"),
@@ -75,6 +75,7 @@ def unused_settings(given: dict, saved: dict | None = None) -> list:
     """
     given = {key: value for key, value in given.items() if value is not None}
     chosen = {**RUN_DEFAULTS, **(saved or {}), **given}
+
     def chosen_by(key: str) -> str:
         return f"--{key} {chosen[key]}" + ("" if key in given else " (the saved run's)" if saved else " (the default)")
 
