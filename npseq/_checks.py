@@ -7,6 +7,9 @@ Python values (counts, real numbers, probabilities, seeds) are checked by :func:
 Each check raises an error that names the argument, what was expected and what
 was given, so a learner never has to decode a NumPy broadcasting error.
 
+:func:`check_memory` refuses a run whose :class:`MemoryEstimate` exceeds :func:`memory_budget`, before
+anything is allocated.
+
 Checks of shape, rank, dtype and backend read only metadata. Checks of *values* (ids
 in range, lengths in range) must read the array, which on a GPU is a synchronising
 copy to the host; there they would cost more than the layers they guard, so they run
@@ -16,7 +19,9 @@ decoders, which check it on the host before copying it over.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
+import os
 
 from . import backend
 from .errors import InvalidIndexError, InvalidTypeError, InvalidValueError, LimitError
@@ -70,6 +75,69 @@ def as_rng(rng=None):
     if rng is None or (isinstance(rng, (int, backend.numpy.integer)) and not isinstance(rng, bool)):
         return backend.numpy.random.default_rng(0 if rng is None else int(rng))
     raise InvalidTypeError(f"rng: expected a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+
+
+# ------------------------------------------------------------------------ memory
+MEMORY_BUDGET_FRACTION = 0.5
+"""The share of this machine's physical memory one run may ask for (see :func:`memory_budget`)."""
+FALLBACK_MEMORY_BUDGET = 8 * 2 ** 30
+"""The budget where the system does not say how much memory it has (no ``os.sysconf``, as on Windows)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryEstimate:
+    """What a training run holds at once, in bytes, estimated from its sizes before anything is allocated.
+
+    ``parameters``: the model's parameter count. ``parameter_bytes``: the parameters with their gradients
+    and the optimizer's state (Adam's two moments: four copies in all). ``activation_bytes``: what one
+    training step keeps for its backward pass at the run's batch size and steps (layer caches, attention
+    weights, the logits and their softmax), and the gradients flowing back through them. ``data_bytes``:
+    the data the run generates or reads and keeps.
+    """
+    parameters: int
+    parameter_bytes: int
+    activation_bytes: int
+    data_bytes: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.parameter_bytes + self.activation_bytes + self.data_bytes
+
+
+def memory_budget() -> int:
+    """The most memory one run may ask for, in bytes: :data:`MEMORY_BUDGET_FRACTION` (half) of this machine's
+    physical memory (``os.sysconf``), or :data:`FALLBACK_MEMORY_BUDGET` (8 GiB) where the system does not say.
+
+    The budget is the host's memory on every backend: on a GPU the arrays live in the device's memory, which
+    on the machines npseq is measured on is at least as large as half the host's."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return FALLBACK_MEMORY_BUDGET
+    return int(physical * MEMORY_BUDGET_FRACTION) if physical > 0 else FALLBACK_MEMORY_BUDGET
+
+
+def format_bytes(count: float) -> str:
+    """``count`` bytes in binary units, three significant figures: ``'11.6 GiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if count < 1024 or unit == "TiB":
+            return f"{count:.3g} {unit}" if unit != "B" else f"{int(count)} B"
+        count /= 1024
+
+
+def check_memory(what: str, estimate: MemoryEstimate) -> MemoryEstimate:
+    """``estimate`` if its total is within :func:`memory_budget`; otherwise a :class:`~npseq.errors.LimitError`
+    naming ``what`` (the sizes that were asked for, e.g. ``"--num-hiddens 4096, --layers 64"``), the budget and the
+    estimate, in one line."""
+    budget = memory_budget()
+    if estimate.total > budget:
+        parts = [f"{what}: {format_bytes(count)}" for what, count in (
+            (f"{estimate.parameters:,} parameters with their gradients and optimizer state", estimate.parameter_bytes),
+            ("one training step's activations", estimate.activation_bytes), ("data", estimate.data_bytes)) if count]
+        raise LimitError(f"{what}: expected a run within the memory budget of {format_bytes(budget)} (half of this "
+                         f"machine's memory), got an estimate of {format_bytes(estimate.total)} ({'; '.join(parts)}); "
+                         f"ask for smaller sizes")
+    return estimate
 
 
 # ------------------------------------------------------------------------ arrays

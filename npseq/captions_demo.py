@@ -11,15 +11,16 @@ import time
 from typing import Callable, NamedTuple
 
 from . import backend
-from .data.captions import CaptionData, CaptionSplit, load_caption_data
+from ._checks import MemoryEstimate
+from .data.captions import IMAGE_SIZE, CaptionData, CaptionSplit, caption_data_sizes, load_caption_data
 from .errors import InvalidValueError
 from .metrics import corpus_bleu, exact_match
 from .models.captioning import CaptioningRNN
-from .nn import MaskedSoftmaxCELoss
+from .nn import CELL_GATES, MaskedSoftmaxCELoss, make_rnn_parameters
 from .optim import Adam, clip_grad_norm
 
 __all__ = ["CAPTIONS_DEMO_SETTINGS", "CaptionScores", "CaptionsDemoRecord", "build_captioner", "train_captioner",
-           "evaluate_captions", "run_captions_demo"]
+           "evaluate_captions", "run_captions_demo", "captions_demo_memory"]
 
 CAPTIONS_DEMO_SETTINGS = dict(num_train=8000, num_test=300, batch_size=128, num_hiddens=64, embed_size=32,
                               cell="gru", mode="first_step", lr=0.01, clip=1.0, epochs=5)
@@ -106,6 +107,24 @@ def evaluate_captions(model: CaptioningRNN, split: CaptionSplit, vocab) -> Capti
     captions = [" ".join(vocab.to_tokens(row)) for row in ids]
     references = [scene.caption for scene in split.scenes]
     return CaptionScores(corpus_bleu(captions, references) / 100, exact_match(captions, references), captions)
+
+
+def captions_demo_memory(num_train: int | None = None) -> MemoryEstimate:
+    """The memory :func:`run_captions_demo` takes with ``num_train`` training scenes (``None``: the settings'),
+    estimated before any scene is drawn: the scenes (:func:`~npseq.data.captions.caption_data_sizes`), and the
+    captioner's parameters (exact, four copies with gradients and Adam's moments) and one training step's
+    activations (as :func:`~npseq.models.estimate_rnnlm_memory` counts them). Pass it to
+    :func:`npseq._checks.check_memory`."""
+    settings = CAPTIONS_DEMO_SETTINGS
+    data = caption_data_sizes(num_train or settings["num_train"], settings["num_test"])
+    V, H, E, N, T = data.vocab_size, settings["num_hiddens"], settings["embed_size"], settings["batch_size"], \
+        data.num_steps
+    pixels = IMAGE_SIZE * IMAGE_SIZE * 3
+    parameters = pixels * H + H + V * E + make_rnn_parameters(settings["cell"], E, H) + H * V + V
+    activations = 2 * (N * (pixels + H) + N * T * (2 * E + CELL_GATES[settings["cell"]] * 2 * H + 3 * H)
+                       + 3 * N * T * V)
+    itemsize = backend.default_dtype.itemsize
+    return MemoryEstimate(parameters, 4 * parameters * itemsize, activations * itemsize, data.bytes)
 
 
 def run_captions_demo(out: str, *, epochs: int | None = None, num_train: int | None = None, seed: int = 0,

@@ -910,6 +910,7 @@ def saved_training_run(checkpoint) -> dict:
                  "a number in [0, 2**63]"),
         "batch_size": (positive, "a positive int"),
         "seed": (lambda v: not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2 ** 63, "an int >= 0"),
+        "held_out": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v < 1, "a number in [0, 1)"),
     }
     run = dict(checkpoint.extra)
     for key, (ok, expected) in rules.items():
@@ -926,7 +927,8 @@ def saved_training_run(checkpoint) -> dict:
 
 def saved_training_settings(checkpoint, run: dict) -> dict:
     """The value of every run-shaping setting of ``npseq train`` (its flags, by their names) in the run that
-    ``checkpoint`` saved; ``run`` is :func:`saved_training_run`'s. Raises :class:`CheckpointError`."""
+    ``checkpoint`` saved, and ``held_out``, the share of a corpus file kept out of training; ``run`` is
+    :func:`saved_training_run`'s. Raises :class:`CheckpointError`."""
     run_keys = ("num_steps", "num_examples", "optimizer", "loss", "clip", "batch_size", "seed")
     model_keys = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score",
                   "input_feeding")
@@ -949,4 +951,6 @@ def saved_training_settings(checkpoint, run: dict) -> dict:
                  ffn_num_hiddens=config.get("ffn_num_hiddens", 64))
     flags.update({key: run[key] for key in run_keys if key != "num_steps"})
     flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
+    # A corpus file's held-out share came later too: a checkpoint without it trained on the whole file.
+    flags.update(held_out=run.get("held_out", 0.0))
     return flags

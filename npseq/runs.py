@@ -22,6 +22,7 @@ import dataclasses
 import os
 
 from . import backend
+from ._checks import MemoryEstimate, check_memory
 from .checkpoint import (
     check_save_path,
     load_checkpoint,
@@ -30,10 +31,11 @@ from .checkpoint import (
     saved_training_settings,
     seq2seq_from_checkpoint,
 )
-from .data import TranslationData, load_translation_data
+from .data import FILE_HELD_OUT, TranslationData, load_translation_data, task_capacity
+from .data.translation import TASK_EXAMPLE_BYTES
 from .decode import TranslationScores, evaluate_translations
-from .errors import InvalidTypeError, InvalidValueError
-from .models import DEMO_SETTINGS, MODEL_KINDS, TRANSFORMER_DEMO_SETTINGS, build_seq2seq
+from .errors import InvalidTypeError, InvalidValueError, LimitError
+from .models import DEMO_SETTINGS, MODEL_KINDS, TRANSFORMER_DEMO_SETTINGS, build_seq2seq, estimate_seq2seq_memory
 from .nn import MaskedSoftmaxCELoss
 from .optim import make_optimizer
 from .train import EpochProgress, History, train_seq2seq
@@ -45,10 +47,69 @@ RUN_DEFAULTS = dict(num_examples=None, num_steps=None, batch_size=64, decoder="b
                     seed=0, model="rnn", num_heads=4, ffn_num_hiddens=64)
 # Settings whose change alters the data a run sees, hence its vocabularies and batches.
 DATA_SETTINGS = ("num_examples", "num_steps", "seed")
+# The settings that shape one kind of model only: given for the other kind, one would be saved and never read.
+# Luong's own settings need --decoder luong.
+MODEL_SETTINGS = {
+    "rnn": ("decoder", "score", "no_input_feeding", "attention", "window", "cell", "embed_size", "bidirectional"),
+    "transformer": ("num_heads", "ffn_num_hiddens"),
+}
+LUONG_SETTINGS = ("score", "no_input_feeding", "attention", "window")
+# The settings that size a run's memory (see estimate_seq2seq_memory), named when it exceeds the budget.
+SIZE_SETTINGS = ("model", "cell", "decoder", "bidirectional", "embed_size", "num_hiddens", "num_layers", "num_heads",
+                 "ffn_num_hiddens", "batch_size", "num_steps")
 
 
-def _flag(key: str) -> str:
-    return "--" + key.replace("_", "-")
+def _flag(key: str, flags: dict | None = None) -> str:
+    """The flag of the setting ``key``: ``--`` and its name with dashes, or its spelling in ``flags``."""
+    return (flags or {}).get(key) or "--" + key.replace("_", "-")
+
+
+def unused_settings(given: dict, saved: dict | None = None) -> list:
+    """The settings of ``given`` (names of :data:`RUN_DEFAULTS`; ``None`` means not given) that the model of the
+    run would not use, each with why: ``[(name, why), ...]``, empty when every one is used. The model is the one
+    ``given`` chooses, over the ``saved`` settings of a resumed run, over :data:`RUN_DEFAULTS`.
+
+    A Transformer reads none of the recurrent model's settings (:data:`MODEL_SETTINGS`), a recurrent model none of
+    the Transformer's; Luong's score, input feeding and local attention (:data:`LUONG_SETTINGS`) need
+    ``decoder="luong"``, and the window a local ``attention``.
+    """
+    given = {key: value for key, value in given.items() if value is not None}
+    chosen = {**RUN_DEFAULTS, **(saved or {}), **given}
+
+    def chosen_by(key: str) -> str:
+        return f"--{key} {chosen[key]}" + ("" if key in given else " (the saved run's)" if saved else " (the default)")
+
+    model, unused = chosen["model"], []
+    for kind, names in MODEL_SETTINGS.items():
+        if kind != model:
+            unused += [(name, f"a setting of the {kind} model, which {chosen_by('model')} does not read")
+                       for name in names if name in given]
+    if model != "rnn":
+        return unused
+    if chosen["decoder"] != "luong":
+        unused += [(name, f"Luong's decoder reads it, {chosen_by('decoder')} does not")
+                   for name in LUONG_SETTINGS if name in given and (name, given[name]) != ("attention", "global")]
+    elif "window" in given and chosen["attention"] == "global":
+        unused.append(("window", "the half-width of a local window, read with --attention local-m or local-p only"))
+    return unused
+
+
+def _check_settings_used(given: dict, saved: dict | None, flags: dict | None) -> None:
+    unused = unused_settings(given, saved)
+    if unused:
+        name, why = unused[0]
+        value = "" if isinstance(given[name], bool) else f" {given[name]}"
+        raise InvalidValueError(f"{_flag(name, flags)}{value}: {why}; leave it out")
+
+
+def _check_dot_score(settings: dict, flags: dict | None) -> None:
+    """Luong's dot score compares the decoder's state (H) with each encoder output, 2H when bidirectional."""
+    if settings["model"] == "rnn" and settings["decoder"] == "luong" and settings["score"] == "dot" \
+            and settings["bidirectional"]:
+        raise InvalidValueError(f"{_flag('bidirectional', flags)} with {_flag('score', flags)} dot: the dot score "
+                                f"needs encoder outputs of the decoder's size {settings['num_hiddens']}, a "
+                                f"bidirectional encoder gives {2 * settings['num_hiddens']}; use --score general or "
+                                f"concat, or leave --bidirectional out")
 
 
 def _check_source(task, data) -> None:
@@ -71,7 +132,7 @@ def _model_config(settings: dict, corpus: TranslationData) -> dict:
                 input_feeding=not settings["no_input_feeding"], **{key: settings[key] for key in names})
 
 
-def _resumed_settings(path: str, saved: dict, given: dict) -> dict:
+def _resumed_settings(path: str, saved: dict, given: dict, flags: dict | None = None) -> dict:
     """The saved settings; a setting given (not ``None``) with another value than the saved one is an error."""
     for key, value in given.items():
         if value is None:
@@ -79,8 +140,9 @@ def _resumed_settings(path: str, saved: dict, given: dict) -> dict:
         shown, value = (value, (value, value)) if key == "num_steps" and isinstance(value, int) else (value, value)
         if value != saved[key]:
             why = " (it changes the data and the vocabularies)" if key in DATA_SETTINGS else ""
-            raise InvalidValueError(f"--resume: {_flag(key)} {shown} conflicts with {path}, which was trained with "
-                                    f"{_flag(key)} {saved[key]}{why}; leave {_flag(key)} out to continue the saved run")
+            flag = _flag(key, flags)
+            raise InvalidValueError(f"--resume: {flag} {shown} conflicts with {path}, which was trained with "
+                                    f"{flag} {saved[key]}{why}; leave {flag} out to continue the saved run")
     return saved
 
 
@@ -108,20 +170,31 @@ class TranslationRun:
 
     @classmethod
     def start(cls, task: str | None = None, data: str | None = None, *, save: str | None = None,
-              force: bool = False, **settings) -> TranslationRun:
+              force: bool = False, flags: dict | None = None, **settings) -> TranslationRun:
         """A new run on a built-in ``task`` or a corpus file ``data`` (exactly one).
 
-        ``settings``: any of :data:`RUN_DEFAULTS` (``None`` or left out: the default). ``save``: the
-        checkpoint path written after every epoch; an existing file that is not an npseq
-        checkpoint, or the corpus itself, is refused unless ``force``.
+        ``settings``: any of :data:`RUN_DEFAULTS` (``None`` or left out: the default); one the model would not
+        read (:func:`unused_settings`) is refused. ``save``: the checkpoint path written after every epoch; an
+        existing file that is not an npseq checkpoint, or the corpus itself, is refused unless ``force``. A
+        corpus file's :data:`~npseq.data.FILE_HELD_OUT` of pairs are held out of training, to test on. A
+        ``num_examples`` beyond the task's, or a run whose :func:`~npseq.models.estimate_seq2seq_memory` exceeds
+        the memory budget (:func:`npseq._checks.check_memory`), is refused before it is loaded or built.
+        ``flags``: how the caller's messages should spell a setting's flag where it is not ``--`` and its name
+        with dashes (``{"num_heads": "--heads"}``).
         """
         _check_source(task, data)
+        given = settings
         settings = _filled(settings)
+        _check_settings_used(given, None, flags)
+        _check_dot_score(settings, flags)
         if save:
             check_save_path(save, {"--data": data}, force)
+        settings["held_out"] = FILE_HELD_OUT if data else 0.0
+        _check_examples(task, settings["num_examples"])
         corpus = _load(task, data, settings)
         settings["num_steps"] = tuple(corpus.num_steps)  # as resume() reads them back: (source, target)
         config = _model_config(settings, corpus)
+        _check_run_memory(config, settings, corpus, given, flags)
         model = build_seq2seq(**config)
         optimizer = make_optimizer(settings["optimizer"], model.parameters(), settings["lr"])
         return cls(settings, task, data and os.path.abspath(data), corpus, model, optimizer, config, History(),
@@ -129,12 +202,13 @@ class TranslationRun:
 
     @classmethod
     def resume(cls, path: str, task: str | None = None, data: str | None = None, *, save: str | None = None,
-               force: bool = False, **given) -> TranslationRun:
+               force: bool = False, flags: dict | None = None, **given) -> TranslationRun:
         """The run saved in the checkpoint ``path``, continued where it stopped (mid-epoch too).
 
         ``task`` / ``data`` must name what the run trained on. ``given``: settings (names of
-        :data:`RUN_DEFAULTS`) that must agree with the saved ones; ``None`` means "as saved". The
-        data is loaded again with the saved settings and must give the saved vocabularies.
+        :data:`RUN_DEFAULTS`) that must agree with the saved ones, and that the saved model reads; ``None``
+        means "as saved". The data is loaded again with the saved settings and must give the saved vocabularies;
+        the run must fit in the memory budget, as in :meth:`start`. ``flags``: as in :meth:`start`.
         """
         _check_source(task, data)
         _filled(given)
@@ -146,7 +220,9 @@ class TranslationRun:
         if run.get("task") != task or run.get("data") != data:
             raise InvalidValueError(f"--resume: {path} was trained on {run.get('task') or run.get('data')}, "
                                     f"not on {task or data}")
-        settings = _resumed_settings(path, saved_training_settings(checkpoint, run), given)
+        saved = saved_training_settings(checkpoint, run)
+        _check_settings_used(given, saved, flags)
+        settings = _resumed_settings(path, saved, given, flags)
         corpus = _load(task, data, settings)
         if checkpoint.vocabs.get("src") != corpus.src_vocab or checkpoint.vocabs.get("tgt") != corpus.tgt_vocab:
             raise InvalidValueError(f"--resume: the vocabularies in {path} differ from this data's "
@@ -155,7 +231,8 @@ class TranslationRun:
         if position.batches_done >= len(corpus.batches):
             raise InvalidValueError(f"--resume: {path} stopped after batch {position.batches_done} of an epoch "
                                     f"of {len(corpus.batches)} batches")
-        model = seq2seq_from_checkpoint(checkpoint)
+        model = seq2seq_from_checkpoint(checkpoint)  # its config checked, and no larger than the saved parameters
+        _check_run_memory(checkpoint.config, settings, corpus, given, flags)  # before a step's activations
         optimizer = make_optimizer(settings["optimizer"], model.parameters(), settings["lr"])
         checkpoint.restore(model, optimizer)
         return cls(settings, task, data, corpus, model, optimizer, checkpoint.config, run["history"], position,
@@ -167,7 +244,7 @@ class TranslationRun:
         if not self.save_path:
             return
         settings = {key: self.settings[key] for key in ("num_examples", "optimizer", "loss", "clip", "batch_size",
-                                                        "seed")}
+                                                        "seed", "held_out")}
         extra = dict(settings, task=self.task, data=self.data, num_steps=list(self.corpus.num_steps),
                      epoch_progress=self.position.to_dict())
         save_checkpoint(self.save_path, self.model, config=self.config,
@@ -207,18 +284,55 @@ class TranslationRun:
         return True
 
     def evaluate(self) -> TranslationScores | None:
-        """Greedy BLEU and exact match on the task's held-out pairs; ``None`` for a corpus file (no test split)."""
+        """Greedy BLEU and exact match on the held-out pairs (the task's test split, or the pairs held out of a
+        corpus file); ``None`` when there are none (a file trained on whole, or too small to hold any out)."""
         if not self.corpus.test_pairs:
             return None
         src_len, max_len = self.corpus.num_steps
         return evaluate_translations(self.model, self.corpus.test_pairs, self.corpus.src_vocab, self.corpus.tgt_vocab,
                                      src_len=src_len, max_len=max_len)
 
+    def held_out(self) -> str:
+        """What the run tests on, in words: ``"1000 unseen examples"`` of a task's test split, or the pairs held
+        out of a corpus file (how many, and which share)."""
+        count, share = len(self.corpus.test_pairs or ()), self.settings["held_out"]
+        if self.task:
+            return f"{count} unseen examples"
+        if not share:
+            return "none held out: the run trains on the whole file, as runs started before npseq held pairs out did"
+        return f"{count} pairs held out of training: a seeded {share:.0%} of the file"
+
+    def scores_line(self, scores: TranslationScores) -> str:
+        """One line of :meth:`evaluate`'s scores, as ``npseq demo`` and ``npseq train`` print them."""
+        return f"test: BLEU {scores.bleu:.3f}, exact match {scores.exact_match:.1%} ({self.held_out()}, greedy)"
+
 
 def _load(task, data, settings: dict) -> TranslationData:
     return load_translation_data(task, data, num_examples=settings["num_examples"],
                                  batch_size=settings["batch_size"], num_steps=settings["num_steps"],
-                                 seed=settings["seed"])
+                                 seed=settings["seed"], held_out=settings["held_out"])
+
+
+def _check_examples(task: str | None, num_examples: int | None) -> None:
+    """A task's ``num_examples``, before any is generated: at most the task's, and within the memory budget."""
+    if task is None or num_examples is None:
+        return
+    most = task_capacity(task)
+    if num_examples > most:
+        raise LimitError(f"--num-examples: expected at most {most:,} for the task {task!r} (all its distinct "
+                         f"examples), got {num_examples:,}")
+    check_memory(f"--num-examples {num_examples}", MemoryEstimate(0, 0, 0, num_examples * TASK_EXAMPLE_BYTES))
+
+
+def _check_run_memory(config: dict, settings: dict, corpus: TranslationData, given: dict, flags: dict | None) -> None:
+    """The run's estimated memory (:func:`~npseq.models.estimate_seq2seq_memory` at its batch size and steps)
+    within the budget; the error names the size flags given, or the data's vocabularies where none was."""
+    batch_size = min(settings["batch_size"], len(corpus.batches.arrays[0]))
+    estimate = estimate_seq2seq_memory(config, batch_size=batch_size, num_steps=corpus.num_steps)
+    named = [_flag(key, flags) + ("" if given[key] is True else f" {given[key]}") for key in SIZE_SETTINGS
+             if given.get(key) is not None]
+    check_memory(", ".join(named) or f"the vocabularies of {corpus.task or corpus.path} "
+                                     f"({config['src_vocab_size']} -> {config['tgt_vocab_size']} tokens)", estimate)
 
 
 # npseq demo: a small Bahdanau-attention GRU (DEMO_SETTINGS) with per-task training that reaches exact match >= 0.99

@@ -169,7 +169,8 @@ def train(task, kind):
     settings = demo_settings(task, "transformer" if kind == "transformer" else "rnn")
     epochs = demo_epochs(task, "transformer" if kind == "transformer" else "rnn")
     if FAST:
-        settings.update(num_hiddens=8, embed_size=8, ffn_num_hiddens=16, num_examples=300)
+        settings.update(num_hiddens=8, num_examples=300, **(dict(ffn_num_hiddens=16) if kind == "transformer" else
+                                                            dict(embed_size=8)))
         epochs = 1
     run = TranslationRun.start(task=task, **settings)
     start = time.perf_counter()

@@ -33,6 +33,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+class Spelled(argparse.Action):
+    """``store``, recording in ``args.spelled`` (``{dest: "--flag"}``) how the flag was typed: for a setting with two
+    spellings (``--heads`` and ``--num-heads``), so that a later message names the one the user typed."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.spelled = {**(getattr(namespace, "spelled", None) or {}), self.dest: option_string}
+
+
 def number(kind, expected: str, ok):
     """An argparse type: ``kind(text)`` that satisfies ``ok``; ``expected`` words it for the error."""
     def parse(text):

@@ -39,6 +39,9 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     if args.task == "captions":
+        if args.model != "rnn":
+            raise UsageError(f"--model {args.model}: the captions demo trains a GRU captioner, not a "
+                             f"{args.model}; leave --model out with --task captions")
         return _captions(args)
     from ..decode import translate
     from ..runs import TranslationRun, demo_epochs, demo_settings
@@ -66,8 +69,7 @@ def run(args) -> int:
     scores = run.evaluate()
     say(f"trained in {trained:.1f} s: per-token cross-entropy {run.history.token_ce[-1]:.4f}, "
          f"{run.history.tokens_per_s[-1]:.0f} target tokens/s")
-    say(f"test: BLEU {scores.bleu:.3f}, exact match {scores.exact_match:.1%} ({len(corpus.test_pairs)} unseen "
-         f"examples, greedy)")
+    say(run.scores_line(scores))
     say("\nsample translations (greedy | beam 3):")
     src_len, max_len = corpus.num_steps
     options = dict(task=args.task, src_max_len=src_len)
@@ -96,7 +98,10 @@ def run(args) -> int:
 
 
 def _captions(args) -> int:
-    from ..captions_demo import CAPTIONS_DEMO_SETTINGS, run_captions_demo
+    from .._checks import check_memory
+    from ..captions_demo import CAPTIONS_DEMO_SETTINGS, captions_demo_memory, run_captions_demo
+    if args.num_examples is not None:  # refused before a scene is drawn
+        check_memory(f"--num-examples {args.num_examples}", captions_demo_memory(args.num_examples))
     out = os.path.join(args.out, args.task)  # as the user wrote it, like the translation demo's paths
     output_dir(out)
     settings = CAPTIONS_DEMO_SETTINGS

@@ -1,19 +1,23 @@
 """``npseq lm``: a character (or word) language model trained on a text, then sampled from."""
 from __future__ import annotations
 
-from .arguments import UsageError, existing_file, positive, probability, say, seed, show_progress
+from .arguments import UsageError, existing_file, number, positive, probability, say, seed, show_progress
 
 HELP = "train a character language model, then sample from it"
+# Each sampled token is one step of the model, and a sample is printed whole: a page of text is plenty.
+MAX_NUM_PREDS = 10_000
+MAX_SAMPLES = 100
 
 
 def add_arguments(parser) -> None:
     """The options of ``npseq lm``."""
+    from ..models import MAX_LAYERS, MAX_UNITS
     parser.add_argument("--data", type=existing_file, help="a UTF-8 text file (default: built-in prose)")
     parser.add_argument("--level", choices=["char", "word"], default="char")
     parser.add_argument("--max-tokens", type=positive(int), default=100_000)
     parser.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
-    parser.add_argument("--num-hiddens", type=positive(int), default=128)
-    parser.add_argument("--num-layers", type=positive(int), default=1)
+    parser.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), default=128)
+    parser.add_argument("--num-layers", type=positive(int, MAX_LAYERS), default=1)
     parser.add_argument("--dropout", type=probability, default=0.0)
     parser.add_argument("--partition", choices=["random", "sequential"], default="sequential")
     parser.add_argument("--batch-size", type=positive(int), default=32)
@@ -22,16 +26,18 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seconds", type=positive(float), default=30.0)
     parser.add_argument("--lr", type=positive(float), default=0.005)
     parser.add_argument("--prefix", default="the ")
-    parser.add_argument("--num-preds", type=positive(int), default=80)
+    parser.add_argument("--num-preds", type=positive(int, MAX_NUM_PREDS), default=80, help="tokens per sample")
     parser.add_argument("--temperature", type=positive(float), default=0.8)
-    parser.add_argument("--samples", type=int, default=2)
+    parser.add_argument("--samples", type=number(int, f"an int in [0, {MAX_SAMPLES}]", lambda v: 0 <= v <= MAX_SAMPLES),
+                        default=2)
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--no-progress", action="store_true")
 
 
 def run(args) -> int:
+    from .._checks import check_memory
     from ..data import SeqDataLoader, load_corpus, preprocess_lm, split_corpus, tokenize_lm
-    from ..models import RNNLM
+    from ..models import RNNLM, estimate_rnnlm_memory
     from ..optim import Adam
     from ..train import predict, train_lm
     # The prompt is tokenised as the corpus is: characters, or words that predict() joins with spaces.
@@ -42,6 +48,11 @@ def run(args) -> int:
     train, valid = split_corpus(ids, 0.1)
     say(f"corpus: {args.data or 'the built-in Python documentation prose'}, {len(ids)} {args.level} tokens, "
          f"vocabulary {len(vocab)}")
+    sizes = [f"{flag} {value}" for flag, value in (("--num-hiddens", args.num_hiddens), ("--num-layers",
+                                                   args.num_layers), ("--batch-size", args.batch_size),
+                                                   ("--num-steps", args.num_steps))]
+    check_memory(", ".join(sizes) + f" (vocabulary {len(vocab)})", estimate_rnnlm_memory(
+        len(vocab), args.num_hiddens, args.num_layers, args.cell, batch_size=args.batch_size, num_steps=args.num_steps))
     model = RNNLM(len(vocab), args.num_hiddens, args.num_layers, cell=args.cell, dropout=args.dropout, rng=args.seed)
     loader = SeqDataLoader(train, args.batch_size, args.num_steps, partition=args.partition, seed=args.seed)
     history = train_lm(model, loader, Adam(model.parameters(), lr=args.lr), args.epochs, clip=1.0, valid_ids=valid,

@@ -6,6 +6,7 @@ import sys
 
 from .arguments import (
     EXIT_INTERRUPTED,
+    Spelled,
     clip_norm,
     data_file,
     existing_file,
@@ -44,11 +45,12 @@ def add_arguments(parser) -> None:
     model.add_argument("--model", choices=MODEL_KINDS,
                        help="rnn: a recurrent encoder-decoder (default); transformer: reads --num-hiddens, "
                             "--num-layers, --num-heads, --ffn-num-hiddens and --dropout")
-    model.add_argument("--num-heads", type=positive(int, MAX_UNITS),
+    model.add_argument("--num-heads", type=positive(int, MAX_UNITS), action=Spelled,
                        help=f"the Transformer's attention heads, a divisor of --num-hiddens "
                             f"(default: {defaults['num_heads']})")
     # Short spellings as actions of their own, so that each flag's errors name the flag as it was typed.
-    model.add_argument("--heads", dest="num_heads", type=positive(int, MAX_UNITS), help="same as --num-heads")
+    model.add_argument("--heads", dest="num_heads", type=positive(int, MAX_UNITS), action=Spelled,
+                       help="same as --num-heads")
     model.add_argument("--ffn-num-hiddens", type=positive(int, MAX_UNITS),
                        help=f"the Transformer's feed-forward size (default: {defaults['ffn_num_hiddens']})")
     model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
@@ -62,10 +64,11 @@ def add_arguments(parser) -> None:
     model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
     model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
     model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
-    model.add_argument("--num-layers", type=positive(int, MAX_LAYERS),
+    model.add_argument("--num-layers", type=positive(int, MAX_LAYERS), action=Spelled,
                        help=f"recurrent layers, or the Transformer's blocks per side "
                             f"(default: {defaults['num_layers']})")
-    model.add_argument("--layers", dest="num_layers", type=positive(int, MAX_LAYERS), help="same as --num-layers")
+    model.add_argument("--layers", dest="num_layers", type=positive(int, MAX_LAYERS), action=Spelled,
+                       help="same as --num-layers")
     model.add_argument("--dropout", type=probability, help=f"default: {defaults['dropout']}")
     model.add_argument("--bidirectional", action="store_const", const=True, help="bidirectional encoder")
     optim = parser.add_argument_group("optimisation (with --resume: taken from the checkpoint)")
@@ -89,7 +92,8 @@ def run(args) -> int:
     from ..runs import RUN_DEFAULTS, TranslationRun
     from ..train import StopOnCtrlC
     given = {key: getattr(args, key) for key in RUN_DEFAULTS}
-    source = dict(task=args.task, data=args.data, save=args.save, force=args.force)
+    source = dict(task=args.task, data=args.data, save=args.save, force=args.force,
+                  flags=getattr(args, "spelled", None))
     run = TranslationRun.resume(args.resume, **source, **given) if args.resume else TranslationRun.start(**source,
                                                                                                         **given)
     if args.resume:
@@ -103,9 +107,11 @@ def run(args) -> int:
         what = (f"Transformer ({config['num_layers']} blocks, {config['num_heads']} heads)"
                 if config.get("model") == "transformer" else
                 f"{config['decoder']} {config['cell'].upper()} encoder-decoder")
-        say(f"training a {what} on "
-             f"{args.task or args.data}: {len(run.corpus.batches.arrays[0])} pairs, "
-             f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}")
+        pairs = len(run.corpus.batches.arrays[0])
+        test = run.corpus.test_pairs
+        held = f" ({len(test)} more held out to test on)" if args.data and test else ""
+        say(f"training a {what} on {args.task or args.data}: {pairs} pairs{held}, "
+            f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}")
         if not run.train(args.epochs, progress=show_progress(args), stop=lambda: ctrl_c.pressed):
             if not args.save:
                 say("\ninterrupted (no --save was given, so nothing was kept)", file=sys.stderr)
@@ -116,12 +122,13 @@ def run(args) -> int:
             say(f"\ninterrupted: the checkpoint of epoch {run.epochs_done}{where} is in {args.save}; "
                  f"continue with --resume {args.save}", file=sys.stderr)
             return EXIT_INTERRUPTED
-    history = run.history
-    say(f"epoch {args.epochs}: loss {history.loss[-1]:.4f}, per-token cross-entropy {history.token_ce[-1]:.4f}"
-         + (f", d2l metric {history.d2l_metric[-1]:.4f}" if run.settings["loss"] == "d2l" else ""))
+    history, reduction = run.history, run.settings["loss"]
+    d2l = (f"; d2l's printed loss {history.d2l_metric[-1]:.4f} (the objective summed over the epoch / target tokens)"
+           if reduction == "d2l" else "")
+    say(f"epoch {args.epochs}: per-token cross-entropy {history.token_ce[-1]:.4f} nats; training objective "
+        f"{history.loss[-1]:.4f} (--loss {reduction}, mean over batches){d2l}")
     scores = run.evaluate()
-    if scores is not None:
-        say(f"test: BLEU {scores.bleu:.3f}, exact match {scores.exact_match:.1%}")
+    say(run.scores_line(scores) if scores is not None else f"test: nothing to test on ({run.held_out()})")
     if args.save:
         say(f"saved {args.save}")
     return 0

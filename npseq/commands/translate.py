@@ -176,8 +176,16 @@ def _sentences(args):
     yield from (line for line in stdin_lines() if line.strip())
 
 
+def _input_line(sentence: str, unknown: list, more: int, outside: str | None) -> str:
+    """What is wrong with an input: its unknown words, else how it is outside the task's format."""
+    if unknown:
+        return _unknown_words_line(sentence, unknown, more)
+    return f"outside the task's inputs: {outside} (in {_quoted(sentence)})"
+
+
 def run(args) -> int:
     from ..checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
+    from ..data import outside_task_format
     from ..data.translation import DEFAULT_FILE_STEPS
     from ..decode import translate
     from ..viz import show_heatmaps
@@ -205,9 +213,11 @@ def run(args) -> int:
             check_not_an_input("--attention-png", picture, {"checkpoint": args.checkpoint})
             _check_replaceable(picture, args.force)
         unknown, more = _unknown(sentence, src_vocab, task)
-        if args.strict and unknown:
-            raise UsageError(f"--strict: {_unknown_words_line(sentence, unknown, more)}")
-        return sentence, unknown, more, picture
+        # a sentence of known words may still be no input of the task (a date in a format it never saw)
+        outside = not unknown and task and outside_task_format(task, sentence)
+        if args.strict and (unknown or outside):
+            raise UsageError(f"--strict: {_input_line(sentence, unknown, more, outside)}")
+        return sentence, unknown, more, outside, picture
 
     if args.sentences:
         work = [checked(i, sentence) for i, sentence in enumerate(ahead)]  # refused before any output
@@ -215,9 +225,9 @@ def run(args) -> int:
         work = (checked(i, sentence) for i, sentence in enumerate(itertools.chain(ahead, sentences)))
     model.eval()
     search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
-    for sentence, unknown, more, picture in work:
-        if unknown:
-            say(f"npseq translate: {_unknown_words_line(sentence, unknown, more)}", file=sys.stderr)
+    for sentence, unknown, more, outside, picture in work:
+        if unknown or outside:
+            say(f"npseq translate: {_input_line(sentence, unknown, more, outside)}", file=sys.stderr)
         translation = translate(model, sentence, src_vocab, tgt_vocab, max_len, task=task, src_max_len=src_max_len,
                                 **search)
         say(f"{sentence} => {translation.text}")

@@ -27,7 +27,8 @@ from .nmt import NMT_RESERVED_TOKENS, build_array_nmt
 from .vocab import Vocab
 
 __all__ = ["COLOURS", "SHAPES", "IMAGE_SIZE", "SHAPE_SIZE", "SceneObject", "Scene", "CaptionSplit", "CaptionData",
-           "draw_shape", "render_scene", "scene_caption", "random_scene", "random_scenes", "load_caption_data"]
+           "draw_shape", "render_scene", "scene_caption", "random_scene", "random_scenes", "load_caption_data",
+           "caption_data_sizes"]
 
 COLOURS = {"red": (1.0, 0.0, 0.0), "green": (0.0, 1.0, 0.0), "blue": (0.0, 0.0, 1.0)}
 SHAPES = ("circle", "square", "triangle")
@@ -141,6 +142,30 @@ class CaptionData(NamedTuple):
     feature_size: int   # F
     projection: Any     # (768, P) the fixed projection, or None for raw pixels
     train_iter: BatchIterator  # batches of (features, captions_in, captions_out, valid_lens)
+
+
+CAPTION_WORDS = ("a", *COLOURS, *SHAPES, "above", "left", "of")
+"""Every word a caption may hold."""
+_LONGEST_CAPTION = len("a red triangle left of a blue triangle".split())
+_SCENE_OBJECTS_BYTES = 1024  # a Scene's Python objects (tuple, caption, SceneObjects): ~620 bytes, measured
+
+
+class CaptionDataSizes(NamedTuple):
+    """What :func:`load_caption_data` keeps, from its arguments alone: ``vocab_size``, ``num_steps`` (the
+    longest caption and ``<eos>``) and ``bytes`` (images, features, captions as ids, the scenes' objects)."""
+    vocab_size: int
+    num_steps: int
+    bytes: int
+
+
+def caption_data_sizes(num_train: int, num_test: int = 300) -> CaptionDataSizes:
+    """The sizes of ``load_caption_data(num_train, num_test)`` (at most: its vocabulary holds the words its
+    training captions use), known before any scene is drawn."""
+    num_train, num_test = check_count("num_train", num_train, 1), check_count("num_test", num_test, 1)
+    steps = _LONGEST_CAPTION + 1
+    per_scene = 2 * IMAGE_SIZE * IMAGE_SIZE * 3 * 8 + 3 * steps * 8 + _SCENE_OBJECTS_BYTES  # image and features
+    return CaptionDataSizes(len(CAPTION_WORDS) + 1 + len(NMT_RESERVED_TOKENS), steps,
+                            (num_train + num_test) * per_scene)
 
 
 def load_caption_data(num_train: int = 2000, num_test: int = 300, *, batch_size: int = 64, projection=None,

@@ -22,7 +22,8 @@ from .batching import BatchIterator
 from .text import preprocess_nmt, split_pairs
 from .vocab import Vocab
 
-__all__ = ["NMT_RESERVED_TOKENS", "truncate_pad", "build_array_nmt", "load_parallel_corpus", "load_data_nmt"]
+__all__ = ["NMT_RESERVED_TOKENS", "truncate_pad", "build_array_nmt", "load_parallel_corpus", "load_data_nmt",
+           "nmt_batches"]
 
 NMT_RESERVED_TOKENS = ("<pad>", "<bos>", "<eos>")
 """The reserved tokens of a translation vocabulary, ids 1, 2, 3 (``'<unk>'`` is 0)."""
@@ -171,7 +172,13 @@ def load_data_nmt(batch_size: int, num_steps: int, num_examples=600, path=None, 
     if path is None:
         raise InvalidValueError("path: expected the path of a tab-separated parallel corpus such as fra.txt "
                                 "(`npseq data fetch fra-eng` downloads d2l's), got None")
-    source, target = load_parallel_corpus(path, num_examples)
+    return nmt_batches(*load_parallel_corpus(path, num_examples), batch_size, num_steps, seed=seed)
+
+
+def nmt_batches(source: list, target: list, batch_size: int, num_steps: int, *, seed: int = 0):
+    """Steps 2 to 4 of :func:`load_data_nmt` on tokenised ``source`` and ``target`` sentences: the
+    vocabularies (``min_freq=2``), the arrays and the shuffled :class:`BatchIterator`. Returns
+    ``(batches, src_vocab, tgt_vocab)``."""
     src_vocab = Vocab(source, min_freq=2, reserved_tokens=NMT_RESERVED_TOKENS)
     tgt_vocab = Vocab(target, min_freq=2, reserved_tokens=NMT_RESERVED_TOKENS)
     arrays = (*build_array_nmt(source, src_vocab, num_steps), *build_array_nmt(target, tgt_vocab, num_steps))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import re
 import warnings
 from typing import Callable, NamedTuple
 
@@ -36,7 +37,7 @@ from .batching import BatchIterator
 from .nmt import NMT_RESERVED_TOKENS, build_array_nmt
 from .vocab import Vocab
 
-__all__ = ["TASKS", "TaskData", "load_task",
+__all__ = ["TASKS", "TaskData", "load_task", "task_capacity", "outside_task_format",
            "english_number", "french_number", "tokenize_french", "detokenize_french", "numbers_pairs",
            "DATE_FORMATS", "DATE_RANGE", "SPACE", "format_date", "dates_pairs",
            "reverse_pairs"]
@@ -50,6 +51,7 @@ _FR_ONES = ("zéro un deux trois quatre cinq six sept huit neuf dix onze douze t
             "seize").split()
 _FR_TENS = ("", "", "vingt", "trente", "quarante", "cinquante", "soixante")
 _NUM_NUMBERS = 10_000
+_NUMBER_WORDS = frozenset((*_EN_ONES, *_EN_TENS[2:], "hundred", "thousand"))
 
 
 def _check_number(n) -> int:
@@ -341,8 +343,12 @@ def _length_counts(lengths, capacity: dict) -> dict:
     return counts
 
 
-def reverse_pairs(seed: int = 0, num: int = 10_000, *, min_len: int = 4, max_len: int = 10,
-                  alphabet="abcdefghij") -> list:
+_REVERSE_ALPHABET = "abcdefghij"
+_REVERSE_LENGTHS = (4, 10)
+
+
+def reverse_pairs(seed: int = 0, num: int = 10_000, *, min_len: int = _REVERSE_LENGTHS[0],
+                  max_len: int = _REVERSE_LENGTHS[1], alphabet=_REVERSE_ALPHABET) -> list:
     """``(sequence, reversed sequence)`` pairs of ``num`` distinct token sequences.
 
     For a source :math:`x_1 \\dots x_L` the target is :math:`y_t = x_{L+1-t}`,
@@ -437,7 +443,8 @@ _TASKS = {
                      _split_spaces, _join_spaces, detokenize_french),
     "dates": _Task(dates_pairs, 10_000, lambda: (32, 11), (),
                    _chars_of, _unchars, lambda tokens: "".join(_check_str_tokens(tokens))),
-    "reverse": _Task(reverse_pairs, 10_000, lambda min_len=4, max_len=10, alphabet=None: (max_len + 1,) * 2,
+    "reverse": _Task(reverse_pairs, 10_000,
+                     lambda min_len=_REVERSE_LENGTHS[0], max_len=_REVERSE_LENGTHS[1], alphabet=None: (max_len + 1,) * 2,
                      ("min_len", "max_len", "alphabet"), _split_spaces, _join_spaces, _join_spaces),
 }
 TASKS = tuple(_TASKS)
@@ -457,6 +464,83 @@ def task_text(name: str) -> TaskText:
         raise InvalidValueError(f"name: expected one of {TASKS}, got {name!r}")
     task = _TASKS[name]
     return TaskText(task.tokenize_source, task.detokenize_source, task.detokenize_target)
+
+def task_capacity(name: str) -> int:
+    """The most examples built-in task ``name`` has (its default options): its generator never repeats a source,
+    so ``numbers`` has 10,000, ``dates`` 365,250 (36,525 days x 10 formats), ``reverse`` one per sequence of 4 to
+    10 of its 10 letters."""
+    if name not in _TASKS:
+        raise InvalidValueError(f"name: expected one of {TASKS}, got {name!r}")
+    if name == "numbers":
+        return _NUM_NUMBERS
+    if name == "dates":
+        return _NUM_DAYS * len(DATE_FORMATS)
+    return sum(len(_REVERSE_ALPHABET) ** length for length in range(_REVERSE_LENGTHS[0], _REVERSE_LENGTHS[1] + 1))
+
+
+_DATE_FIELDS = {"d": r"(?P<day>\d{1,2})", "dd": r"(?P<day>\d{2})", "ordinal": r"(?P<day>\d{1,2})(?:st|nd|rd|th)",
+                "mm": r"(?P<month>\d{2})", "month": r"(?P<month_name>[a-z]+)", "mon": r"(?P<month_name>[a-z]{3})",
+                "yyyy": r"(?P<year>\d{4})", "yy": r"(?P<yy>\d{2})", "weekday": "[a-z]+", "wkd": "[a-z]{3}"}
+
+
+def _date_pattern(template: str):
+    parts = re.split(r"\{(\w+)\}", template)  # text, field, text, field, ..., text
+    return re.compile("".join(re.escape(part) if i % 2 == 0 else _DATE_FIELDS[part] for i, part in enumerate(parts)))
+
+
+_DATE_PATTERNS = tuple(_date_pattern(template) for template in DATE_FORMATS)
+
+
+def _read_date(text: str, style: int):
+    """The date ``text`` writes in ``DATE_FORMATS[style]`` exactly as :func:`format_date` does, or ``None``."""
+    found = _DATE_PATTERNS[style].fullmatch(text)
+    if found is None:
+        return None
+    fields = found.groupdict()
+    month = (int(fields["month"]) if fields.get("month") else
+             next((i + 1 for i, name in enumerate(_MONTHS) if name.startswith(fields["month_name"])), 0))
+    year = int(fields["year"]) if fields.get("year") else int(fields["yy"]) + (1900 if int(fields["yy"]) >= 50
+                                                                               else 2000)  # see DATE_RANGE
+    try:
+        date = datetime.date(year, month, int(fields["day"]))
+    except ValueError:  # no such day, or month
+        return None
+    in_range = DATE_RANGE[0] <= date <= DATE_RANGE[1]
+    return date if in_range and format_date(date, style) == text else None
+
+
+def outside_task_format(name: str, text: str) -> str | None:
+    """Why the sentence ``text`` is not an input built-in task ``name`` was trained on, in words; ``None`` when it
+    is one. A model reads any sentence, but outside its task's inputs it answers with confidence and no sense
+    (a ``dates`` model turns ``2020-12-25`` into ``2025-02-20``).
+
+    The task's inputs are what its generator writes, read as :func:`~npseq.data.source_tokens` reads them (stripped,
+    lower case): ``numbers``: English number words, the words of :func:`english_number` (in any order: a model
+    reads an order it never saw as the nearest it knows, as with any wording); ``dates``: a date
+    of :data:`DATE_RANGE` in one of the :data:`DATE_FORMATS`, its weekday its own; ``reverse``: 4 to 10
+    space-separated letters of ``a`` .. ``j``.
+    """
+    if name not in _TASKS:
+        raise InvalidValueError(f"name: expected one of {TASKS}, got {name!r}")
+    if not isinstance(text, str):
+        raise InvalidTypeError(f"text: expected a str, got {type(text).__name__}")
+    text = text.strip().lower()
+    if name == "numbers":
+        if set(text.split()) <= _NUMBER_WORDS:
+            return None
+        return "not English number words (like 'two thousand six hundred fifty two')"
+    if name == "dates":
+        if any(_read_date(text, style) is not None for style in range(len(DATE_FORMATS))):
+            return None
+        examples = ", ".join(repr(format_date(datetime.date(2017, 3, 3), style)) for style in (0, 6, 3))
+        return (f"not a date of {DATE_RANGE[0].year}..{DATE_RANGE[1].year} in one of the task's "
+                f"{len(DATE_FORMATS)} formats (like {examples})")
+    tokens, (shortest, longest) = text.split(), _REVERSE_LENGTHS
+    if shortest <= len(tokens) <= longest and all(token in _REVERSE_ALPHABET and len(token) == 1 for token in tokens):
+        return None
+    return (f"not {shortest} to {longest} letters of {_REVERSE_ALPHABET[0]}..{_REVERSE_ALPHABET[-1]} separated by "
+            f"spaces (like 'a b c d')")
+
 
 _SPLITS = ("train", "valid", "test")
 

@@ -11,14 +11,21 @@ import dataclasses
 import difflib
 from typing import Any, NamedTuple
 
+from .. import backend
+from .._checks import check_real
 from ..errors import InvalidTypeError
-from .nmt import load_data_nmt
+from .nmt import load_parallel_corpus, nmt_batches
 from .tasks import TaskText, english_number, load_task, task_text
 from .text import preprocess_nmt
 from .vocab import UNK, Vocab
 
 # The length of both sides of a corpus file when none is given (d2l's num_steps for fra.txt).
 DEFAULT_FILE_STEPS = 10
+FILE_HELD_OUT = 0.1
+"""The fraction of a corpus file's pairs that ``npseq train --data`` holds out of training, to test on."""
+TASK_EXAMPLE_BYTES = 2048
+"""The memory one example of a built-in task takes once loaded, at most (its tokens as Python lists and its
+rows of ids: 0.6 to 1.4 KiB, measured), to refuse a ``num_examples`` that would not fit before generating it."""
 
 
 @dataclasses.dataclass
@@ -27,9 +34,9 @@ class TranslationData:
 
     ``batches``: a :class:`~npseq.data.BatchIterator` over ``(X, X_valid_len, Y, Y_valid_len)``.
     ``num_steps``: ``(source steps, target steps)``. ``test_pairs``: the held-out
-    ``(source tokens, target tokens)`` pairs of a built-in task (``None`` for a file, which
-    d2l trains on whole). ``text``: the task's tokenisers (``None`` for a file). ``task``:
-    the task's name, or ``None``; ``path``: the corpus file, or ``None``.
+    ``(source tokens, target tokens)`` pairs of a built-in task or of a file loaded with ``held_out``
+    (``None`` for a file trained on whole, as d2l does). ``text``: the task's tokenisers (``None`` for a
+    file). ``task``: the task's name, or ``None``; ``path``: the corpus file, or ``None``.
     """
     batches: Any
     src_vocab: Vocab
@@ -42,13 +49,17 @@ class TranslationData:
 
 
 def load_translation_data(task: str | None = None, path: str | None = None, *, num_examples=None,
-                          batch_size: int = 64, num_steps=None, seed: int = 0) -> TranslationData:
+                          batch_size: int = 64, num_steps=None, seed: int = 0,
+                          held_out: float = 0.0) -> TranslationData:
     """Load a built-in task (:func:`~npseq.data.load_task`) or a parallel corpus file
-    (:func:`~npseq.data.load_data_nmt`, whole, no test split): exactly one of ``task`` and ``path``.
+    (as :func:`~npseq.data.load_data_nmt` does, less the ``held_out`` pairs): exactly one of ``task`` and ``path``.
 
     ``num_steps``: ``None`` (the task's own; :data:`DEFAULT_FILE_STEPS` for a file), an int for
     both sides, or a ``(source, target)`` pair (a resumed run's; a file uses its first entry on both
-    sides). ``num_examples``, ``batch_size`` and ``seed`` go to the loader.
+    sides). ``num_examples``, ``batch_size`` and ``seed`` go to the loader. ``held_out``: for a file, the
+    fraction of its pairs (chosen by a generator seeded with ``seed``, rounded to a whole number of pairs) kept
+    out of training, vocabularies included, as ``test_pairs``; 0 trains on the whole file, as d2l does. A task
+    has its own test split.
     """
     if (task is None) == (path is None):
         raise InvalidTypeError(f"task, path: expected exactly one of them, got task={task!r} and path={path!r}")
@@ -56,9 +67,16 @@ def load_translation_data(task: str | None = None, path: str | None = None, *, n
         loaded = load_task(task, batch_size=batch_size, num_steps=num_steps, num_examples=num_examples, seed=seed)
         return TranslationData(loaded.train, loaded.src_vocab, loaded.tgt_vocab, tuple(loaded.num_steps),
                                loaded.test_pairs, task_text(task), task=task)
+    held_out = check_real("held_out", held_out, "in [0, 1)", lambda v: 0 <= v < 1)
     steps = (num_steps if isinstance(num_steps, int) else num_steps[0]) if num_steps else DEFAULT_FILE_STEPS
-    batches, src_vocab, tgt_vocab = load_data_nmt(batch_size, steps, num_examples, path=path, seed=seed)
-    return TranslationData(batches, src_vocab, tgt_vocab, (steps, steps), path=path)
+    source, target = load_parallel_corpus(path, num_examples)
+    tested = set(backend.numpy.random.default_rng(seed).permutation(len(source))[:round(held_out * len(source))]
+                 .tolist())
+    kept = [i for i in range(len(source)) if i not in tested]
+    batches, src_vocab, tgt_vocab = nmt_batches([source[i] for i in kept], [target[i] for i in kept], batch_size,
+                                                steps, seed=seed)
+    test_pairs = [(source[i], target[i]) for i in sorted(tested)]
+    return TranslationData(batches, src_vocab, tgt_vocab, (steps, steps), test_pairs or None, path=path)
 
 
 def source_tokens(sentence: str, task: str | None = None) -> list:

@@ -11,9 +11,10 @@ from .build import (
     TRANSFORMER_DEMO_SETTINGS,
     build_seq2seq,
     check_seq2seq_config,
+    estimate_seq2seq_memory,
 )
 from .captioning import CONDITIONING_MODES, CaptioningRNN
-from .lm import RNNLM
+from .lm import RNNLM, estimate_rnnlm_memory
 from .ngram import NGramLM
 from .seq2seq import (
     Decoder,

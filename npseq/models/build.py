@@ -2,14 +2,18 @@
 
 :func:`build_seq2seq` builds the recurrent models of :mod:`npseq.models.seq2seq` (``model="rnn"``) and the
 :class:`~npseq.models.transformer.Transformer` (``model="transformer"``); :func:`check_seq2seq_config`
-checks the same settings without building anything.
+checks the same settings without building anything, and :func:`estimate_seq2seq_memory` says how much memory
+training the model they describe takes.
 """
 from __future__ import annotations
 
+import inspect
+from typing import NamedTuple
+
 from .. import backend
-from .._checks import as_rng, check_probability
+from .._checks import MemoryEstimate, as_rng, check_count, check_probability
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
-from ..nn.recurrent import CELLS
+from ..nn.recurrent import CELL_GATES, CELLS, make_rnn_parameters
 from .seq2seq import EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
 from .transformer import Transformer
 
@@ -153,3 +157,78 @@ def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "b
         dec = LuongAttentionDecoder(tgt_vocab_size, embed_size, num_hiddens, num_layers, dropout, cell, score,
                                     input_feeding, size, attention=attention, window=window, rng=rng, dtype=dtype)
     return EncoderDecoder(encoder, dec)
+
+
+def _luong_attention_parameters(score: str, attention: str, hidden: int, keys: int) -> int:
+    """The parameters of Luong's attention: none for ``dot``, ``W`` for ``general``, and for ``concat`` (or a score
+    this count does not know) ``W_q``, ``W_k`` and ``w_v``; local-p adds its position predictor ``W_p``, ``v_p``."""
+    count = {"dot": 0, "general": hidden * keys}.get(score, (hidden + keys) * hidden + hidden)
+    return count + (hidden * hidden + hidden if attention == "local-p" else 0)
+
+
+class _Counts(NamedTuple):
+    parameters: int
+    activations: int  # elements one training step holds
+
+
+def _seq2seq_counts(c: dict, batch: int, src_steps: int, tgt_steps: int) -> _Counts:
+    """The parameters and activations of one training step of the model ``c`` describes."""
+    V_src, V_tgt, H = c["src_vocab_size"], c["tgt_vocab_size"], c["num_hiddens"]
+    N, S, T, L = batch, src_steps, tgt_steps, c["num_layers"]
+    logits = 3 * N * T * V_tgt  # the logits, their softmax and their gradient
+    if c["model"] == "transformer":
+        F, heads = c["ffn_num_hiddens"], c["num_heads"]
+        attention = 4 * (H * H + H)
+        ffn = 2 * H * F + F + H
+        parameters = ((V_src + V_tgt) * H + L * (attention + ffn + 4 * H) + L * (2 * attention + ffn + 6 * H)
+                      + H * V_tgt + V_tgt)
+        from .transformer import MAX_POSITIONS
+        # per block: projections, residuals and norms (~12 N x steps x H), the feed-forward's hidden layer twice,
+        # and the attention scores and weights of every head
+        encoder = L * (N * S * (12 * H + 2 * F) + 2 * N * heads * S * S)
+        decoder = L * (N * T * (18 * H + 2 * F) + 2 * N * S * H + 2 * N * heads * (T * T + T * S))
+        activations = 2 * MAX_POSITIONS * H + N * (S + T) * H * 2 + encoder + decoder + logits
+        return _Counts(parameters, 2 * activations)  # forward caches, and the gradients of the backward pass
+    E, cell = c["embed_size"], c["cell"]
+    directions = 2 if c["bidirectional"] else 1
+    keys = directions * H
+    bridge = 2 * H * H + H if directions == 2 else 0  # the bidirectional encoder's StateBridge
+    encoder = V_src * E + make_rnn_parameters(cell, E, H, L, directions == 2) + bridge
+    if c["decoder"] == "plain":
+        decoder_input, attention, attention_cache = E + H, 0, 0
+    elif c["decoder"] == "bahdanau":  # additive: tanh(q W_q + k W_k) of shape (N, T, S, H) for the backward
+        decoder_input, attention = E + keys, keys * H + H * H + H
+        attention_cache = N * T * S * H + 2 * N * T * S + N * S * H
+    else:
+        decoder_input = E + (H if c["input_feeding"] else 0)
+        attention = _luong_attention_parameters(c["score"], c["attention"], H, keys) + (keys + H) * H
+        features = H if c["score"] not in ("dot", "general") else 1
+        attention_cache = N * T * S * features + 2 * N * T * S + N * S * H + 2 * N * T * (keys + H)
+    decoder = V_tgt * E + make_rnn_parameters(cell, decoder_input, H, L) + attention + H * V_tgt + V_tgt
+    per_step = CELL_GATES[cell] * 2 * H + 3 * H  # a layer's input projection, gates, state (and cell) per step
+    activations = (N * S * (E + L * directions * per_step) + N * T * (decoder_input + L * per_step)
+                   + attention_cache + logits)
+    return _Counts(encoder + decoder, 2 * activations)
+
+
+def estimate_seq2seq_memory(config: dict, *, batch_size: int, num_steps) -> MemoryEstimate:
+    """The memory of training the model ``build_seq2seq(**config)`` builds, estimated without building it.
+
+    ``batch_size``: pairs per batch; ``num_steps``: ``(source steps, target steps)``. The parameter count is
+    exact (``sum(p.size for p in model.parameters())``, for the scores npseq has); their bytes count four
+    copies (the parameters, their gradients and Adam's two moments) in the config's ``dtype``
+    (default: :data:`npseq.backend.default_dtype`). The activations are what one step keeps for its backward
+    pass and the gradients that flow back through them: recurrent layers' caches per step, attention weights
+    (an additive score's ``(N, T, S, H)`` features, a Transformer's ``(N, heads, T, S)`` weights per block), the
+    logits and their softmax, doubled for the backward. Raises what :func:`check_seq2seq_config` raises for a
+    bad config. Pass the result to :func:`npseq._checks.check_memory`.
+    """
+    check_seq2seq_config(**config)
+    defaults = {name: parameter.default for name, parameter in inspect.signature(build_seq2seq).parameters.items()
+                if parameter.default is not inspect.Parameter.empty}
+    settings = {**defaults, **config}
+    batch_size = check_count("batch_size", batch_size)
+    src_steps, tgt_steps = (check_count("num_steps", steps) for steps in num_steps)
+    counts = _seq2seq_counts(settings, batch_size, src_steps, tgt_steps)
+    itemsize = backend.numpy.dtype(settings["dtype"] or backend.default_dtype).itemsize
+    return MemoryEstimate(counts.parameters, 4 * counts.parameters * itemsize, counts.activations * itemsize)

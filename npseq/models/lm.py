@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from .. import backend
-from .._checks import as_rng, check_index_range, check_ndim
+from .._checks import MemoryEstimate, as_rng, check_count, check_index_range, check_ndim
 from ..errors import InvalidValueError
-from ..nn import CELLS, Dropout, Embedding, Linear, Module, make_rnn
+from ..nn import CELL_GATES, CELLS, Dropout, Embedding, Linear, Module, make_rnn, make_rnn_parameters
 
-__all__ = ["RNNLM"]
+__all__ = ["RNNLM", "estimate_rnnlm_memory"]
 
 
 class RNNLM(Module):
@@ -100,3 +100,26 @@ class RNNLM(Module):
     def extra_repr(self) -> str:
         return (f"vocab_size={self.vocab_size}, num_hiddens={self.num_hiddens}, num_layers={self.num_layers}, "
                 f"cell={self.cell!r}")
+
+
+def estimate_rnnlm_memory(vocab_size: int, num_hiddens: int, num_layers: int = 1, cell: str = "gru", *,
+                          batch_size: int, num_steps: int, embed_size=None, dtype=None) -> MemoryEstimate:
+    """The memory of training ``RNNLM(vocab_size, num_hiddens, num_layers, cell, embed_size)`` on batches of
+    ``batch_size`` x ``num_steps`` tokens, estimated without building it.
+
+    The parameter count is exact; their bytes count the parameters, their gradients and Adam's two moments.
+    The activations are one step's recurrent caches (input projections, gates, states), the logits with their
+    softmax and gradient, doubled for the backward pass, as
+    :func:`~npseq.models.build.estimate_seq2seq_memory` counts them. Pass the result to
+    :func:`npseq._checks.check_memory`.
+    """
+    if cell not in CELLS:
+        raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+    V, H, L = (check_count(name, value) for name, value in (("vocab_size", vocab_size), ("num_hiddens", num_hiddens),
+                                                            ("num_layers", num_layers)))
+    E = H if embed_size is None else check_count("embed_size", embed_size)
+    N, T = check_count("batch_size", batch_size), check_count("num_steps", num_steps)
+    parameters = V * E + make_rnn_parameters(cell, E, H, L) + H * V + V
+    activations = 2 * (N * T * (2 * E + L * (CELL_GATES[cell] * 2 * H + 3 * H) + 2 * H) + 3 * N * T * V)
+    itemsize = backend.numpy.dtype(dtype or backend.default_dtype).itemsize
+    return MemoryEstimate(parameters, 4 * parameters * itemsize, activations * itemsize)

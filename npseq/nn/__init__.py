@@ -4,6 +4,7 @@ from .layers import Dropout, Embedding, Linear, ReLU
 from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter
 from .recurrent import (
+    CELL_GATES,
     CELLS,
     GRU,
     LSTM,
@@ -12,6 +13,7 @@ from .recurrent import (
     detach,
     from_torch_state_dict,
     make_rnn,
+    make_rnn_parameters,
     to_torch_state_dict,
 )
 from .transformer import (

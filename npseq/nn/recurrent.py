@@ -38,8 +38,8 @@ from ..functional.layers import dropout_backward, dropout_forward
 from .init import uniform
 from .module import Module, Parameter
 
-__all__ = ["CELLS", "RecurrentBase", "RNN", "GRU", "LSTM", "detach", "from_torch_state_dict", "make_rnn",
-           "to_torch_state_dict"]
+__all__ = ["CELLS", "CELL_GATES", "RecurrentBase", "RNN", "GRU", "LSTM", "detach", "from_torch_state_dict", "make_rnn",
+           "make_rnn_parameters", "to_torch_state_dict"]
 
 
 class _LayerCache(NamedTuple):
@@ -556,6 +556,9 @@ def from_torch_state_dict(module, torch_sd) -> None:
 
 CELLS = ("rnn", "gru", "lstm")
 """The recurrent cells by name (what :func:`make_rnn`, the models and ``npseq train --cell`` accept)."""
+_CELL_LAYERS = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
+CELL_GATES = {cell: layer._gates for cell, layer in _CELL_LAYERS.items()}
+"""The gate blocks ``k`` of each cell's ``Wx (D, kH)``: 1, 3 (``r, z, n``) and 4 (``i, f, o, g``)."""
 
 
 def make_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int, dropout: float,
@@ -571,3 +574,16 @@ def make_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int, drop
     if cell == "gru":
         return GRU(input_size, hidden_size, reset_after=True, **options)
     return (RNN if cell == "rnn" else LSTM)(input_size, hidden_size, **options)
+
+
+def make_rnn_parameters(cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                        bidirectional: bool = False) -> int:
+    """The parameter count of the layer :func:`make_rnn` builds with these sizes, without building it: per layer
+    and direction ``Wx (in, kH)``, ``Wh (H, kH)`` and the cell's bias vectors of ``kH`` (``k`` gates)."""
+    if cell not in CELLS:
+        raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+    directions = 2 if bidirectional else 1
+    width = CELL_GATES[cell] * hidden_size
+    biases = len(_CELL_LAYERS[cell]._bias_names)
+    return sum(directions * width * ((input_size if index == 0 else directions * hidden_size) + hidden_size + biases)
+               for index in range(num_layers))
