@@ -4,9 +4,12 @@ A tutorial that compares models quotes its results in its Markdown cells (a tabl
 These tests run such a tutorial as a script in full mode (no ``NPSEQ_FAST``, one BLAS thread, its
 figures in a temporary folder), read each quoted number from the tutorial's own text and the
 matching number from what it printed, and require them to agree within the tolerance of
-:class:`Quote`: half a percentage point for an exact match, 0.005 for a BLEU, 0.01 for a cross-entropy
-(training in float32 rounds differently on another CPU, and a few test sentences may then flip; a
-quote that is simply wrong is off by far more). Minutes each: ``pytest -m tutorial_full``.
+:class:`Quote`: one percentage point for an exact match, 0.01 for a BLEU or a cross-entropy.
+Training in float32 rounds differently on another CPU, and a few test sentences then flip: tutorial
+10's two BLEU scores came out 0.972 and 0.984 on an AMD EPYC, 0.977 and 0.976 in an earlier run on another
+machine. A
+quote that is simply wrong (06 once claimed 99.7% where the run printed 73.0%) is off by far more.
+Minutes each: ``pytest -m tutorial_full``.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ def _exact(task: str, attention: str, column: int) -> Quote:
     """Tutorial 06's table: Luong's decoder with the general score and ``attention``, exact match on ``task``."""
     cells = r"\s*\|\s*".join([r"[\d.]+%"] * column + [r"([\d.]+)%"])
     return Quote(f"{task}, Luong {attention}, exact match (%)", rf"\|\s*{task}\s*\|\s*{cells}",
-                 rf"^{task}\s+luong\s+score=general, attention={attention}, window=2\s.*exact match ([\d.]+)%", 0.5)
+                 rf"^{task}\s+luong\s+score=general, attention={attention}, window=2\s.*exact match ([\d.]+)%", 1.0)
 
 
 QUOTES = {
@@ -44,17 +47,17 @@ QUOTES = {
         Quote("reverse, Bahdanau, final training cross-entropy", r"Bahdanau model reached a training cross-entropy "
               r"of ([\d.]+)", r"^reverse\s+bahdanau\s.*final train CE ([\d.]+)", 0.01),
         Quote("reverse, Bahdanau, exact match (%)", r"Bahdanau model reached .*? and an exact match of ([\d.]+)%",
-              r"^reverse\s+bahdanau\s.*exact match ([\d.]+)%", 0.5),
+              r"^reverse\s+bahdanau\s.*exact match ([\d.]+)%", 1.0),
         Quote("reverse, Luong general, final training cross-entropy", r"Luong's ([\d.]+) and", r"^reverse\s+luong\s+"
               r"score=general, input_feeding=True\s.*final train CE ([\d.]+)", 0.01),
         Quote("reverse, Luong general, exact match (%)", r"Luong's [\d.]+ and ([\d.]+)%",
-              r"^reverse\s+luong\s+score=general, input_feeding=True\s.*exact match ([\d.]+)%", 0.5),
+              r"^reverse\s+luong\s+score=general, input_feeding=True\s.*exact match ([\d.]+)%", 1.0),
     ],
     "10_captions.py": [
         Quote("BLEU, conditioned at the first step", r"BLEU ([\d.]+) \(first step\)", r"first_step: BLEU ([\d.]+)",
-              0.005),
+              0.01),
         Quote("BLEU, conditioned at every step", r"and ([\d.]+) \(every step\)",
-              r"every_step: BLEU ([\d.]+)", 0.005),
+              r"every_step: BLEU ([\d.]+)", 0.01),
     ],
 }
 
