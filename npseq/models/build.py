@@ -9,6 +9,7 @@ from __future__ import annotations
 from .. import backend
 from .._checks import as_rng, check_probability
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
+from ..nn.attention import SCORES
 from ..nn.recurrent import CELLS
 from .seq2seq import EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
 from .transformer import Transformer
@@ -77,7 +78,7 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
     _check_size("num_hiddens", num_hiddens, MAX_UNITS)
     _check_size("num_layers", num_layers, MAX_LAYERS)
     for name, value, choices in (("decoder", decoder, DECODER_KINDS), ("cell", cell, CELLS),
-                                 ("score", score, LuongAttentionDecoder.SCORES)):
+                                 ("score", score, tuple(SCORES))):
         if value not in choices:
             raise InvalidValueError(f"{name}: expected one of {choices}, got {value!r}")
     if attention not in LuongAttentionDecoder.ATTENTIONS:
