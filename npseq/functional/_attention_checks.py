@@ -144,10 +144,11 @@ def check_location_scores(queries, Wa, num_keys: int) -> None:
                                 f"position), got {num_keys}")
 
 
-def check_dscores(dscores, queries, keys) -> None:
-    """A score backward's upstream gradient: one per (query, key) pair, ``(N, [h,] Q, K)`` (any ``K``
-    without keys: the location score)."""
-    check_shape("dscores", dscores, tuple(queries.shape[:-1]) + (None if keys is None else keys.shape[-2],))
+def check_dscores(dscores, cache) -> None:
+    """A score backward's upstream gradient: one per (query, key) pair of the cache's queries and keys,
+    ``(N, [h,] Q, K)`` (any ``K`` without keys: the location score)."""
+    keys = cache.keys
+    check_shape("dscores", dscores, tuple(cache.queries.shape[:-1]) + (None if keys is None else keys.shape[-2],))
 
 
 # ------------------------------------------------------------------ pooling
@@ -191,12 +192,12 @@ def check_attention_pooling(scores, values, valid_lens, dropout, rng) -> None:
     check_dropout(dropout, rng)
 
 
-def check_pooling_upstream(dcontext, dweights, pooled, values) -> None:
-    """A pooling backward's upstream gradients: ``dcontext`` ``(N, [h,] Q, Dv)`` and ``dweights`` shaped like
-    the weights, or None."""
-    check_shape("dcontext", dcontext, tuple(pooled.shape[:-1]) + (values.shape[-1],))
+def check_pooling_upstream(dcontext, dweights, cache) -> None:
+    """A pooling backward's upstream gradients, for its :class:`~npseq.functional.pooling.AttentionPoolingCache`:
+    ``dcontext`` ``(N, [h,] Q, Dv)`` and ``dweights`` shaped like the weights, or None."""
+    check_shape("dcontext", dcontext, tuple(cache.pooled.shape[:-1]) + (cache.values.shape[-1],))
     if dweights is not None:
-        check_shape("dweights", dweights, tuple(pooled.shape))
+        check_shape("dweights", dweights, tuple(cache.pooled.shape))
 
 
 # ------------------------------------------------------------------ global attention

@@ -119,8 +119,8 @@ def additive_attention_projected_backward(dcontext, cache: AdditiveAttentionProj
         ``dqueries`` ``(N, Q, Dq)``, ``dprojected_keys`` ``(N, K, h)``, ``dvalues`` ``(N, K, Dv)``,
         ``dWq`` ``(Dq, h)``, ``dwv`` ``(h,)``.
     """
+    check_pooling_upstream(dcontext, dweights, cache.pooling)
     queries, Wq, wv, features, (values, softmax, _, dropout_cache, pooled) = cache
-    check_pooling_upstream(dcontext, dweights, pooled, values)
     xp = backend.get_array_module(features)
     hidden = wv.shape[0]
     dvalues = _transposed_product(pooled, dcontext)

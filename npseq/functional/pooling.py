@@ -122,8 +122,8 @@ def masked_pooling_backward(dcontext, cache: AttentionPoolingCache, dweights=Non
         ``dscores`` ``(N, [h,] Q, K)``, ``dvalues`` ``(N, [h,] K, Dv)`` and ``dgain`` ``(N, [h,] Q, K)``
         (``None`` without a gain).
     """
+    check_pooling_upstream(dcontext, dweights, cache)
     values, softmax, gain, dropout_cache, pooled = cache
-    check_pooling_upstream(dcontext, dweights, pooled, values)
     dvalues = pooled.swapaxes(-1, -2) @ dcontext
     dpooled_weights = dropout_backward(dcontext @ values.swapaxes(-1, -2), dropout_cache)
     dweights_total = dpooled_weights if dweights is None else dpooled_weights + dweights

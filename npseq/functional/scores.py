@@ -100,8 +100,8 @@ def dot_scores_backward(dscores, cache: ScoresCache):
     Returns:
         ``dqueries``, ``dkeys``.
     """
+    check_dscores(dscores, cache)
     queries, keys, _ = cache
-    check_dscores(dscores, queries, keys)
     dqueries = dscores @ keys
     dkeys = dscores.swapaxes(-1, -2) @ queries
     return dqueries, dkeys
@@ -140,8 +140,8 @@ def scaled_dot_scores_backward(dscores, cache: ScaledDotScoresCache):
     Returns:
         ``dqueries``, ``dkeys``.
     """
+    check_dscores(dscores, cache)
     queries, keys, scale = cache
-    check_dscores(dscores, queries, keys)
     dscaled = scale * dscores
     dqueries = dscaled @ keys
     dkeys = dscaled.swapaxes(-1, -2) @ queries
@@ -182,8 +182,8 @@ def general_scores_backward(dscores, cache: ScoresCache):
     Returns:
         ``dqueries``, ``dkeys``, ``dW``.
     """
+    check_dscores(dscores, cache)
     queries, keys, W = cache
-    check_dscores(dscores, queries, keys)
     dprojected = dscores @ keys
     dkeys = dscores.swapaxes(1, 2) @ (queries @ W)
     dqueries = dprojected @ W.T
@@ -243,8 +243,8 @@ def concat_scores_backward(dscores, cache: ConcatScoresCache):
     Returns:
         ``dqueries``, ``dkeys``, ``dWq``, ``dWk``, ``dwv``.
     """
+    check_dscores(dscores, cache)
     queries, keys, Wq, Wk, wv, features = cache
-    check_dscores(dscores, queries, keys)
     hidden = wv.shape[0]
     dwv = (dscores[..., None] * features).sum(axis=(0, 1, 2))
     dpre = dscores[..., None] * wv * (1 - features * features)
@@ -284,8 +284,8 @@ def location_scores_backward(dscores, cache: ScoresCache):
     Returns:
         ``dqueries``, ``dWa``.
     """
+    check_dscores(dscores, cache)
     queries, _, Wa = cache
-    check_dscores(dscores, queries, None)
     xp = backend.get_array_module(dscores)
     num_keys = dscores.shape[2]
     dused = queries.reshape(-1, Wa.shape[0]).T @ dscores.reshape(-1, num_keys)
