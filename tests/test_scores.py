@@ -2,8 +2,8 @@
 
 * every score pair and the masked pooling (with and without a gain, with a head axis) against finite
   differences in float64;
-* the fast twin (keys projected once, in-place buffers) equal to the reference composition within
-  1e-12 in float64 on hypothesis-drawn shapes: context, weights and every gradient;
+* the fast twins (keys projected once, in-place buffers, 2-d products, one-query outer products) equal
+  to their references within 1e-12 in float64 on hypothesis-drawn shapes: outputs and every gradient;
 * a score registered at run time, nowhere written in npseq, is usable by ``LuongAttentionDecoder``
   (global and local, finite differences through the whole model) and by ``npseq train --score``.
 """
@@ -149,6 +149,46 @@ def test_the_fast_twin_equals_the_reference(case):
              "dWq": (dWq, fast_dWq), "dWk": (dWk, fast_dWk), "dwv": (dwv, fast_dwv)}
     for name, (reference, fast) in pairs.items():
         np.testing.assert_allclose(fast, reference, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+@st.composite
+def scores_case(draw):
+    n, q, k, dq, dk = (draw(st.integers(1, 4)) for _ in range(5))
+    return n, q, k, dq, dk, draw(st.sampled_from(["none", "per_example", "per_query"])), \
+        draw(st.sampled_from([0.0, 0.3])), draw(st.integers(0, 2 ** 31 - 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(scores_case())
+def test_the_fast_scores_and_pooling_equal_the_reference(case):
+    """fast_dot_scores_*, fast_general_scores_* and fast_attention_pooling_backward == their references."""
+    n, q, k, dq, dk, lens_kind, dropout, seed = case
+    rng = np.random.default_rng(seed)
+    queries, keys, same_keys, W = _normal(rng, n, q, dq), _normal(rng, n, k, dk), _normal(rng, n, k, dq), \
+        _normal(rng, dq, dk)
+    dscores = _normal(rng, n, q, k)
+    pairs = {"dot": (scores.dot_scores_forward, scores.dot_scores_backward, fast_attention.fast_dot_scores_forward,
+                     fast_attention.fast_dot_scores_backward, (queries, same_keys)),
+             "general": (scores.general_scores_forward, scores.general_scores_backward,
+                         fast_attention.fast_general_scores_forward, fast_attention.fast_general_scores_backward,
+                         (queries, keys, W))}
+    for name, (forward, backward, fast_forward, fast_backward, args) in pairs.items():
+        reference, cache = forward(*args)
+        fast, fast_cache = fast_forward(*args)
+        np.testing.assert_allclose(fast, reference, rtol=1e-12, atol=1e-12, err_msg=name)
+        grads = zip(backward(dscores, cache), fast_backward(dscores, fast_cache))
+        for index, (ref_grad, fast_grad) in enumerate(grads):
+            np.testing.assert_allclose(fast_grad, ref_grad, rtol=1e-12, atol=1e-12, err_msg=f"{name} grad {index}")
+
+    values = _normal(rng, n, k, 3)
+    lens = {"none": None, "per_example": rng.integers(0, k + 1, n), "per_query": rng.integers(0, k + 1, (n, q))}[
+        lens_kind]
+    _, _, cache = pooling.attention_pooling_forward(dscores, values, lens, dropout=dropout,
+                                                    rng=np.random.default_rng(seed))
+    dcontext, dweights = _normal(rng, n, q, 3), _normal(rng, n, q, k)
+    for ref_grad, fast_grad in zip(pooling.attention_pooling_backward(dcontext, cache, dweights),
+                                   fast_attention.fast_attention_pooling_backward(dcontext, cache, dweights)):
+        np.testing.assert_allclose(fast_grad, ref_grad, rtol=1e-12, atol=1e-12)
 
 
 def test_the_reference_cache_reads_as_the_fast_twins():

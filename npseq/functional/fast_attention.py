@@ -1,4 +1,4 @@
-"""The fast twin of additive attention: the keys projected once per batch, the rest arranged for speed.
+"""The fast twin of global attention: the keys projected once per batch, the rest arranged for speed.
 
 A decoder attends over the same encoder outputs at every step. The reference,
 :func:`npseq.functional.attention.additive_attention_forward` (the concat score of
@@ -15,22 +15,36 @@ every step. This module computes the same maths with the keys projected beforeha
   products :math:`a^\\top dc` are outer products, one broadcast multiplication
   (``_transposed_product``) instead of ``N`` matrix products with an inner size of 1.
 
-``tests/test_attention.py`` holds it to the reference within 1e-12 in float64: context, weights
-and every gradient, on hypothesis-drawn shapes. Read the reference first; this is what
-:class:`npseq.nn.AdditiveAttention` runs at each decoder step (``forward_projected``).
+The dot and general scores (twins of :func:`npseq.functional.scores.dot_scores_forward` and
+:func:`npseq.functional.scores.general_scores_forward`, with the same caches) and the pooling's
+backward (twin of :func:`npseq.functional.pooling.attention_pooling_backward`) use the same
+products; they are the pairs :data:`npseq.nn.SCORES` hands to the layers.
+
+``tests/test_scores.py`` holds every function here to its reference within 1e-12 in float64:
+outputs and every gradient, on hypothesis-drawn shapes. Read the references first; this is what
+the layers of :mod:`npseq.nn` run at each decoder step.
 """
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
 from .. import backend
-from ._attention_checks import check_additive_projected, check_pooling_upstream
+from ._attention_checks import (
+    check_additive_projected,
+    check_dot_scores,
+    check_dscores,
+    check_general_scores,
+    check_pooling_upstream,
+)
 from .activations import masked_softmax_backward
 from .layers import dropout_backward
 from .pooling import AttentionPoolingCache, attention_pooling_forward
+from .scores import ScoresCache
 
 __all__ = ["AdditiveAttentionProjectedCache", "additive_attention_projected_forward",
-           "additive_attention_projected_backward"]
+           "additive_attention_projected_backward", "fast_attention_pooling_backward",
+           "fast_dot_scores_forward", "fast_dot_scores_backward", "fast_general_scores_forward",
+           "fast_general_scores_backward"]
 
 
 def _project(x, W):
@@ -44,6 +58,50 @@ def _transposed_product(a, b):
     if a.shape[1] == 1:
         return a.swapaxes(1, 2) * b
     return a.swapaxes(1, 2) @ b
+
+
+def fast_attention_pooling_backward(dcontext, cache: AttentionPoolingCache, dweights=None):
+    """:func:`npseq.functional.pooling.attention_pooling_backward` with :math:`dv = \\tilde a^\\top dc` as
+    outer products for one query. Returns ``dscores`` ``(N, Q, K)``, ``dvalues`` ``(N, K, Dv)``."""
+    check_pooling_upstream(dcontext, dweights, cache)
+    values, softmax, _, dropout_cache, pooled = cache
+    dvalues = _transposed_product(pooled, dcontext)
+    dweights_total = dropout_backward(dcontext @ values.swapaxes(1, 2), dropout_cache)
+    if dweights is not None:
+        dweights_total = dweights_total + dweights
+    return masked_softmax_backward(dweights_total, softmax), dvalues
+
+
+def fast_dot_scores_forward(queries, keys):
+    """:func:`npseq.functional.scores.dot_scores_forward` on ``(N, Q, D)`` queries: :math:`s = q k^\\top`."""
+    check_dot_scores(queries, keys)
+    return queries @ keys.swapaxes(1, 2), ScoresCache(queries, keys, None)
+
+
+def fast_dot_scores_backward(dscores, cache: ScoresCache):
+    """:func:`npseq.functional.scores.dot_scores_backward`, :math:`dk = ds^\\top q` as outer products
+    for one query. Returns ``dqueries``, ``dkeys``."""
+    check_dscores(dscores, cache)
+    queries, keys, _ = cache
+    return dscores @ keys, _transposed_product(dscores, queries)
+
+
+def fast_general_scores_forward(queries, keys, W):
+    """:func:`npseq.functional.scores.general_scores_forward`, :math:`s = (q W) k^\\top`, with :math:`q W`
+    one 2-d product over all rows."""
+    check_general_scores(queries, keys, W)
+    return _project(queries, W) @ keys.swapaxes(1, 2), ScoresCache(queries, keys, W)
+
+
+def fast_general_scores_backward(dscores, cache: ScoresCache):
+    """:func:`npseq.functional.scores.general_scores_backward` with 2-d products over all rows and the
+    one-query outer products. Returns ``dqueries``, ``dkeys``, ``dW``."""
+    check_dscores(dscores, cache)
+    queries, keys, W = cache
+    dprojected = dscores @ keys
+    dkeys = _transposed_product(dscores, _project(queries, W))
+    dW = queries.reshape(-1, W.shape[0]).T @ dprojected.reshape(-1, W.shape[1])
+    return _project(dprojected, W.T), dkeys, dW
 
 
 class AdditiveAttentionProjectedCache(NamedTuple):
@@ -98,7 +156,7 @@ def additive_attention_projected_forward(queries, projected_keys, values, Wq, wv
 def additive_attention_projected_backward(dcontext, cache: AdditiveAttentionProjectedCache, dweights=None):
     """Backward of :func:`additive_attention_projected_forward`.
 
-    The pooling's backward (:func:`npseq.functional.pooling.attention_pooling_backward`) gives
+    The pooling's backward (:func:`fast_attention_pooling_backward`) gives
     :math:`ds` and :math:`dv`; then, with :math:`u = \\hat q + \\hat k` (:math:`f = \\tanh u`):
 
     .. math::
@@ -119,15 +177,10 @@ def additive_attention_projected_backward(dcontext, cache: AdditiveAttentionProj
         ``dqueries`` ``(N, Q, Dq)``, ``dprojected_keys`` ``(N, K, h)``, ``dvalues`` ``(N, K, Dv)``,
         ``dWq`` ``(Dq, h)``, ``dwv`` ``(h,)``.
     """
-    check_pooling_upstream(dcontext, dweights, cache.pooling)
-    queries, Wq, wv, features, (values, softmax, _, dropout_cache, pooled) = cache
+    queries, Wq, wv, features, pooling = cache
     xp = backend.get_array_module(features)
     hidden = wv.shape[0]
-    dvalues = _transposed_product(pooled, dcontext)
-    dweights_total = dropout_backward(dcontext @ values.swapaxes(1, 2), dropout_cache)
-    if dweights is not None:
-        dweights_total = dweights_total + dweights
-    dscores = masked_softmax_backward(dweights_total, softmax)
+    dscores, dvalues = fast_attention_pooling_backward(dcontext, pooling, dweights)
     dwv = dscores.reshape(-1) @ features.reshape(-1, hidden)
     # One (N, Q, K, h) buffer for du, filled in place: 1 - f^2, then times ds and w_v.
     dpre = features * features

@@ -284,8 +284,8 @@ class Score(NamedTuple):
 
 
 SCORES = {
-    "dot": Score(scores_fn.dot_scores_forward, scores_fn.dot_scores_backward, equal_sizes=True),
-    "general": Score(scores_fn.general_scores_forward, scores_fn.general_scores_backward,
+    "dot": Score(fast_fn.fast_dot_scores_forward, fast_fn.fast_dot_scores_backward, equal_sizes=True),
+    "general": Score(fast_fn.fast_general_scores_forward, fast_fn.fast_general_scores_backward,
                      lambda query_size, key_size, num_hiddens: {"W": (query_size, key_size)}),
     "concat": Score(scores_fn.concat_scores_forward, scores_fn.concat_scores_backward,
                     lambda query_size, key_size, num_hiddens: {"Wq": (query_size, num_hiddens),
@@ -294,7 +294,8 @@ SCORES = {
                         key_size, query_size, num_hiddens, rng=rng, dtype=dtype),
                     projects_keys=True),
 }
-"""The scores that attention layers, Luong's decoder and the command line know, by name (Luong's three).
+"""The scores that attention layers, Luong's decoder and the command line know, by name (Luong's three; dot and
+general run their fast twins of :mod:`npseq.functional.fast_attention`).
 The location score (:func:`npseq.functional.scores.location_scores_forward`) is not among them: its weights
 have one column per source position, which a model does not know before it sees its data."""
 
@@ -360,7 +361,8 @@ class ScoredAttention(Module):
         s = \\operatorname{score}(q, k), \\qquad a = \\operatorname{masked\\_softmax}(s), \\qquad c = a v
 
     the score's pair (``SCORES[score].forward``) followed by
-    :func:`npseq.functional.pooling.attention_pooling_forward`. Its parameters are the score's
+    :func:`npseq.functional.pooling.attention_pooling_forward` (its backward by the fast twin
+    :func:`npseq.functional.fast_attention.fast_attention_pooling_backward`). Its parameters are the score's
     weights (``SCORES[score].weights(query_size, key_size, num_hiddens)``), by their names.
 
     ``forward(queries (N, Q, query_size), keys (N, K, key_size), values (N, K, Dv), valid_lens=None)``
@@ -391,7 +393,7 @@ class ScoredAttention(Module):
 
     def backward(self, dcontext):
         call = self.pop_cache()
-        dscores, dvalues = attention_fn.attention_pooling_backward(dcontext, call.pooling)
+        dscores, dvalues = fast_fn.fast_attention_pooling_backward(dcontext, call.pooling)
         dqueries, dkeys, *dweights = SCORES[self.score].backward(dscores, call.scores)
         for param, grad in zip(self._weights(), dweights):
             param.grad += grad
