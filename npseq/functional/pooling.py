@@ -74,9 +74,9 @@ def masked_pooling_forward(scores, values, mask, gain=None, *, dropout: float = 
 
     .. math::
         \\alpha &= \\operatorname{softmax}(s \\text{ where } m, \\text{ else } {-\\infty})  && (N, [h,] Q, K) \\\\
-        a &= \\alpha \\odot g                                      && (g = 1 \\text{ without a gain}) \\\\
-        \\tilde a &= \\operatorname{dropout}_p(a)                                       && \\\\
-        c &= \\tilde a\\, v                                                             && (N, [h,] Q, Dv)
+        a &= \\alpha \\odot g                                   && (g = 1 \\text{ without a gain}) \\\\
+        \\tilde a &= \\operatorname{dropout}_p(a)               && \\\\
+        c &= \\tilde a\\, v                                     && (N, [h,] Q, Dv)
 
     Args:
         scores: ``(N, Q, K)`` or ``(N, h, Q, K)``.
