@@ -250,8 +250,7 @@ def is_check_statement(statement: ast.stmt) -> bool:
     """Whether a function's statement is plumbing rather than maths: a ``check_...(...)`` call, an
     ``if ...: raise`` without ``else``, or the line that picks the array module (``xp = ...get_array_module(...)``).
 
-    What the tutorials leave out when they print a function, and what the course's copy check
-    leaves out before comparing a learner's function with npseq's.
+    What the course's copy check leaves out before comparing a learner's function with npseq's.
     """
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         callee = statement.value.func

@@ -36,7 +36,7 @@ from .data.translation import TASK_EXAMPLE_BYTES
 from .decode import TranslationScores, evaluate_translations
 from .errors import InvalidTypeError, InvalidValueError, LimitError
 from .models import DEMO_SETTINGS, MODEL_KINDS, TRANSFORMER_DEMO_SETTINGS, build_seq2seq, estimate_seq2seq_memory
-from .nn import MaskedSoftmaxCELoss
+from .nn import SCORES, MaskedSoftmaxCELoss
 from .optim import make_optimizer
 from .train import EpochProgress, History, train_seq2seq
 
@@ -103,11 +103,13 @@ def _check_settings_used(given: dict, saved: dict | None, flags: dict | None) ->
 
 
 def _check_dot_score(settings: dict, flags: dict | None) -> None:
-    """Luong's dot score compares the decoder's state (H) with each encoder output, 2H when bidirectional."""
-    if settings["model"] == "rnn" and settings["decoder"] == "luong" and settings["score"] == "dot" \
-            and settings["bidirectional"]:
-        raise InvalidValueError(f"{_flag('bidirectional', flags)} with {_flag('score', flags)} dot: the dot score "
-                                f"needs encoder outputs of the decoder's size {settings['num_hiddens']}, a "
+    """A score that compares equal sizes (Luong's dot) compares the decoder's state (H) with each encoder output,
+    2H when bidirectional."""
+    score = settings["score"]
+    if settings["model"] == "rnn" and settings["decoder"] == "luong" and settings["bidirectional"] \
+            and score in SCORES and SCORES[score].equal_sizes:
+        raise InvalidValueError(f"{_flag('bidirectional', flags)} with {_flag('score', flags)} {score}: the {score} "
+                                f"score needs encoder outputs of the decoder's size {settings['num_hiddens']}, a "
                                 f"bidirectional encoder gives {2 * settings['num_hiddens']}; use --score general or "
                                 f"concat, or leave --bidirectional out")
 

@@ -8,6 +8,7 @@ from stepping import step_by_step
 
 from npseq.errors import InvalidTypeError, InvalidValueError
 from npseq.functional import local_attention as L
+from npseq.functional import scores as S
 from npseq.gradcheck import check_function, check_module
 from npseq.nn import LocalAttention
 
@@ -110,13 +111,13 @@ def test_score_function_gradients(score):
     rng = np.random.default_rng(3)
     queries = _normal(rng, N, Q, DQ)
     cases = {
-        "dot": (L.dot_scores_forward, L.dot_scores_backward, {"keys": _normal(rng, N, K, DQ)}, {}),
-        "general": (L.general_scores_forward, L.general_scores_backward,
+        "dot": (S.dot_scores_forward, S.dot_scores_backward, {"keys": _normal(rng, N, K, DQ)}, {}),
+        "general": (S.general_scores_forward, S.general_scores_backward,
                     {"keys": _normal(rng, N, K, DK), "W": _normal(rng, DQ, DK)}, {}),
-        "concat": (L.concat_scores_forward, L.concat_scores_backward,
+        "concat": (S.concat_scores_forward, S.concat_scores_backward,
                    {"keys": _normal(rng, N, K, DK), "Wq": _normal(rng, DQ, H), "Wk": _normal(rng, DK, H),
                     "wv": _normal(rng, H)}, {}),
-        "location": (L.location_scores_forward, L.location_scores_backward, {"Wa": _normal(rng, DQ, K + 3)},
+        "location": (S.location_scores_forward, S.location_scores_backward, {"Wa": _normal(rng, DQ, K + 3)},
                      {"num_keys": K}),
     }
     forward, backward, rest, kwargs = cases[score]
@@ -172,7 +173,7 @@ def test_bad_arguments_name_themselves():
     with pytest.raises(InvalidValueError, match="centers: expected shape"):
         L.local_attention_pooling_forward(scores, values, np.zeros((1, 2)), np.array([4]), 1)
     with pytest.raises(InvalidValueError, match="num_keys: expected 1 to 3"):
-        L.location_scores_forward(_normal(rng, 1, 1, 2), _normal(rng, 2, 3), 4)
+        S.location_scores_forward(_normal(rng, 1, 1, 2), _normal(rng, 2, 3), 4)
     with pytest.raises(InvalidTypeError, match="mode: expected one of"):
         LocalAttention(2, 2, mode="local-x")
     with pytest.raises(InvalidTypeError, match="dot score needs query_size == key_size"):

@@ -10,11 +10,13 @@ through, so the d2l tutorial trains on the real corpus where ``$NPSEQ_FRA`` or n
 cache (``npseq data fetch fra-eng``) holds it, and skips those cells elsewhere.
 """
 import ast
+import inspect
 import os
 import pathlib
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -125,15 +127,36 @@ def _reference_functions():
             and not isinstance(getattr(recurrent, name), type)]
 
 
-def test_printed_code_is_the_maths_without_plumbing(common):
-    for function in _reference_functions():
+def _attention_functions():
+    """The attention code tutorials 6 and 9 print: the score pairs, the pooling pairs and their compositions."""
+    from npseq.functional import attention, local_attention, pooling, scores, transformer
+
+    modules = (scores, pooling, attention, local_attention)
+    functions = [getattr(module, name) for module in modules for name in module.__all__
+                 if callable(getattr(module, name)) and not isinstance(getattr(module, name), type)
+                 and getattr(module, name).__module__ == module.__name__]
+    return functions + [transformer.scaled_dot_product_attention_forward,
+                        transformer.scaled_dot_product_attention_backward]
+
+
+def test_printed_code_is_the_source_as_it_stands_in_its_file(common):
+    for function in _reference_functions() + _attention_functions():
         shown = common.code(function)
         ast.parse(shown)
-        for plumbing in ('"""', "check_", "backend.", "xp."):
-            assert plumbing not in shown, (function.__name__, plumbing)
+        assert shown == textwrap.dedent(inspect.getsource(function)), function.__name__
+        assert shown in pathlib.Path(inspect.getsourcefile(function)).read_text(encoding="utf-8"), function.__name__
     shown = common.code(__import__("npseq").functional.recurrent.gru_step_forward)
     assert "r = sigmoid(x @ Wx[:, r_] + bx[r_] + prev_h @ Wh[:, r_] + bh[r_])" in shown
-    assert "n = np.tanh(" in shown
+
+
+def test_printed_attention_checks_its_arguments_in_one_call_at_its_top(common):
+    from npseq._checks import is_check_statement
+
+    for function in _attention_functions():
+        body = ast.parse(common.code(function)).body[0].body[1:]  # after the docstring
+        checks = [index for index, statement in enumerate(body) if is_check_statement(statement)
+                  and not isinstance(statement, ast.Assign)]
+        assert checks in ([], [0]), (function.__name__, [ast.unparse(body[i]) for i in checks])
 
 
 def test_printed_equations_are_readable_text(common):

@@ -29,6 +29,8 @@ from npseq.decode import evaluate_translations, translate
 from npseq.functional import attention as A
 from npseq.functional import local_attention as L
 from npseq.functional import masked_softmax, masked_softmax_backward
+from npseq.functional import pooling as P
+from npseq.functional import scores as S
 from npseq.gradcheck import check_function, check_module
 from npseq.models import DEMO_SETTINGS, LuongAttentionDecoder, Seq2SeqAttentionDecoder, build_seq2seq
 from npseq.nn import LocalAttention
@@ -60,14 +62,24 @@ rng = np.random.default_rng(0)
 #
 # $$\alpha_{nq\cdot} = \operatorname{masked\_softmax}(s_{nq\cdot}), \qquad c_{nq} = \sum_k \alpha_{nqk}\, v_{nk}.$$
 #
-# In npseq the shared part is `attention_pooling_forward`, and each score function is a
-# few lines in front of it. General attention is literally dot attention applied to the
-# projected queries $qW$; additive attention projects the keys first (a decoder does this
-# once per source batch, not once per step) and then calls the "projected" variant:
+# In npseq each score is a forward/backward pair of its own (`npseq.functional.scores`), and
+# the shared part is one pair too, the masked pooling (`npseq.functional.pooling`): a
+# softmax over the keys a boolean mask lets through, then the weighted average of the
+# values. Every attention of this tutorial and of the Transformer's is a score pair
+# followed by the pooling pair. Each function checks its arguments in one call at its top
+# (`check_...`); the lines after it are the maths. The three scores:
 
 # %%
-for function in (A.attention_pooling_forward, A.dot_attention_forward, A.general_attention_forward,
-                 A.additive_attention_forward, A.additive_attention_projected_forward):
+for function in (S.dot_scores_forward, S.scaled_dot_scores_forward, S.general_scores_forward,
+                 S.concat_scores_forward):
+    print(code(function))
+
+# %% [markdown]
+# The pooling, and the two lines that make a global attention out of a score: build the
+# mask of the valid keys, pool.
+
+# %%
+for function in (P.masked_pooling_forward, P.attention_pooling_forward, A.additive_attention_forward):
     print(code(function))
 
 # %% [markdown]
@@ -206,31 +218,28 @@ print(f"padding, no valid_lens:  max |change of the context| = {np.abs(unmasked 
 # forward uses the same trick. The projected keys $\hat k = k W_k$ are computed once per
 # batch and broadcast over the queries; their gradient is summed over the queries before it
 # goes through $W_k$. A Bahdanau decoder takes this one step further. It projects the
-# encoder outputs once per source batch, calls the "projected" variant at every decoder
-# step, adds up the $d\hat k$ of all the steps, and goes back through $W_k$ only once. In
-# npseq the only tensors of size $N Q K h$ are $f$ (kept from the forward) and $du$.
+# encoder outputs once per source batch, adds up the $d\hat k$ of all the steps, and goes
+# back through $W_k$ only once; that arrangement, with its buffers reused in place, is the
+# fast twin `additive_attention_projected_forward` in `npseq.functional.fast_attention`,
+# which a test holds equal to the reference below within $10^{-12}$.
 #
-# Here is the code, which follows the derivation line by line.
-# `attention_pooling_backward` is step 1 (`pooled` is $\alpha$ when $p = 0$, and the
-# `dropout_backward` call is the identity), and `masked_softmax_backward` is step 2.
-# `dwv` is step 3. `dpre` is $du$ (steps 3 and 4 together): it is built in place as
-# $1 - f^2$, then multiplied by $ds$ and by $w_v$, so $df$ is never stored. The two sums of
-# step 5 are `dprojected_queries` and `dprojected_keys` (with a single query, the "sum"
-# over queries is that query's slice). In `dWq` and `dWk`, reshaping to rows turns
+# Here is the reference, which follows the derivation line by line.
+# `additive_attention_backward` is the pooling's backward, then the score's.
+# `masked_pooling_backward` is step 1 (`pooled` is $\alpha$ when $p = 0$, and the
+# `dropout_backward` call is the identity; without a gain, `dinside` is `dweights_total`),
+# and `masked_softmax_backward` is step 2. In `concat_scores_backward`, `dwv` is step 3,
+# `dpre` is $du$ (steps 3 and 4 together), and the two sums of step 5 are
+# `dprojected_queries` and `dprojected_keys`. In `dWq` and `dWk`, reshaping to rows turns
 # $\sum_{n,q}$ and $\sum_{n,k}$ into a single matrix product:
 
 # %%
-for function in (A.attention_pooling_backward, masked_softmax_backward, A.additive_attention_projected_backward,
-                 A.additive_attention_backward):
+for function in (A.additive_attention_backward, P.masked_pooling_backward, masked_softmax_backward,
+                 S.concat_scores_backward):
     print(code(function))
 
 # %% [markdown]
-# Now the equations as code: the five steps written directly in NumPy (einsum spells out
-# the sums), with no npseq backward, on a small example whose masks include a fully
-# masked key and a query with no valid key. We compare every gradient with
-# `additive_attention_backward`. An upstream `dweights` is included, so the "$+\,$dweights"
-# of step 1 is tested too. The error is the largest absolute difference divided by the
-# largest entry of npseq's gradient.
+# The zeros the derivation promises, on a small example whose masks include a fully
+# masked key and a query with no valid key: padding receives exactly no gradient.
 
 # %%
 derive_rng = np.random.default_rng(2)
@@ -239,25 +248,8 @@ q, k, v = (derive_rng.standard_normal((N, Q, Dq)), derive_rng.standard_normal((N
            derive_rng.standard_normal((N, K, Dv)))
 Wq, Wk, wv = derive_rng.standard_normal((Dq, h)), derive_rng.standard_normal((Dk, h)), derive_rng.standard_normal(h)
 lens = np.array([[5, 3, 1], [4, 2, 0]])  # one valid length per query: key 5 of example 2 is masked for all queries
-dc, dweights = derive_rng.standard_normal((N, Q, Dv)), derive_rng.standard_normal((N, Q, K))
-
-_, alpha, cache = A.additive_attention_forward(q, k, v, Wq, Wk, wv, lens)  # the forward, dropout 0
-f = np.tanh((q @ Wq)[:, :, None, :] + (k @ Wk)[:, None, :, :])             # f = tanh(q Wq + k Wk)  (N, Q, K, h)
-dv = np.einsum("nqk,nqd->nkd", alpha, dc)                                  # 1. dv = alpha^T dc
-dalpha = np.einsum("nqd,nkd->nqk", dc, v) + dweights                       #    dalpha = dc v^T (+ dweights)
-ds = alpha * (dalpha - (alpha * dalpha).sum(axis=-1, keepdims=True))       # 2. softmax Jacobian
-dwv = np.einsum("nqk,nqkh->h", ds, f)                                      # 3. dw_v = sum ds f
-df = ds[..., None] * wv                                                    #    df = ds w_v
-du = df * (1 - f ** 2)                                                     # 4. through tanh
-dq_hat, dk_hat = du.sum(axis=2), du.sum(axis=1)                            # 5. sum over keys / over queries
-dq, dWq = dq_hat @ Wq.T, np.einsum("nqi,nqh->ih", q, dq_hat)
-dk, dWk = dk_hat @ Wk.T, np.einsum("nki,nkh->ih", k, dk_hat)
-
-npseq_grads = A.additive_attention_backward(dc, cache, dweights)
-for name, ours, theirs in zip(("dq", "dk", "dv", "dWq", "dWk", "dwv"), (dq, dk, dv, dWq, dWk, dwv), npseq_grads):
-    error = np.abs(ours - theirs).max() / np.abs(theirs).max()
-    print(f"{name:4} shape {str(theirs.shape):10} max relative error {error:.1e}")
-    assert error < 1e-10
+_, alpha, cache = A.additive_attention_forward(q, k, v, Wq, Wk, wv, lens)
+dq, dk, dv, dWq, dWk, dwv = A.additive_attention_backward(derive_rng.standard_normal((N, Q, Dv)), cache)
 print("masked key (example 2, key 5): dk and dv exactly 0:", not dk[1, 4].any() and not dv[1, 4].any())
 print("query with no valid key (example 2, query 3): dq exactly 0:", not dq[1, 2].any())
 

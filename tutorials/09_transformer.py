@@ -26,6 +26,8 @@ from _common import FAST, code, figure_path, show
 import npseq
 from npseq.decode import head_attention, translate
 from npseq.functional import layer_norm_backward, layer_norm_forward
+from npseq.functional.pooling import masked_pooling_backward, masked_pooling_forward
+from npseq.functional.scores import scaled_dot_scores_backward, scaled_dot_scores_forward
 from npseq.functional.transformer import (
     scaled_dot_product_attention_backward,
     scaled_dot_product_attention_forward,
@@ -47,10 +49,13 @@ rng = np.random.default_rng(0)
 # $$S = \frac{Q K^\top}{\sqrt d}, \qquad A = \operatorname{softmax}_{\text{rows}}(S), \qquad O = A V.$$
 #
 # Padding and the causal mask set scores to $-\infty$ before the softmax, so masked weights are
-# exactly 0. Here is npseq's forward, as code:
+# exactly 0. npseq writes a head as the two pairs that every attention of tutorial 6 is made of:
+# the scaled dot score, then the masked pooling, with the mask of the padding and the causal
+# condition. Here is the forward, as code, then its two parts:
 
 # %%
-print(code(scaled_dot_product_attention_forward))
+for function in (scaled_dot_product_attention_forward, scaled_dot_scores_forward, masked_pooling_forward):
+    print(code(function))
 
 # %% [markdown]
 # ## The backward of softmax attention
@@ -64,10 +69,11 @@ print(code(scaled_dot_product_attention_forward))
 # one elementwise product and one row sum, never the $T_k \times T_k$ Jacobian. A masked weight is
 # 0, so its score gets no gradient. Finally $S = QK^\top/\sqrt d$ gives $dQ = dS\,K/\sqrt d$ and
 # $dK = dS^\top Q/\sqrt d$. A consequence: each row of $dS$ sums to 0, because a softmax does not
-# see a shift of its scores. The code:
+# see a shift of its scores. The code, the pooling's backward then the score's:
 
 # %%
-print(code(scaled_dot_product_attention_backward))
+for function in (scaled_dot_product_attention_backward, masked_pooling_backward, scaled_dot_scores_backward):
+    print(code(function))
 
 # %% [markdown]
 # Checked against centred finite differences in float64, with two heads, padding and the causal

@@ -17,14 +17,11 @@ working directory, which works too.
 """
 from __future__ import annotations
 
-import ast
 import inspect
 import os
 import pathlib
 import re
 import textwrap
-
-from npseq._checks import is_check_statement  # the statements a printed function leaves out
 
 FAST = os.environ.get("NPSEQ_FAST") == "1"
 
@@ -66,23 +63,9 @@ def in_notebook() -> bool:
 
 
 def code(function) -> str:
-    """A function's source as a learner reads it: the docstring (the equations are in the text or
-    in :func:`equations`), the argument checks (``check_...(...)`` statements and ``if ...: raise``)
-    and the line that picks the array module (``xp = backend.get_array_module(...)``) left out,
-    and ``xp.`` written ``np.``."""
-    source = textwrap.dedent(inspect.getsource(function))
-    lines = source.splitlines()
-    definition = ast.parse(source).body[0]
-    skip = set()
-    body = definition.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        skip.update(range(body[0].lineno - 1, body[0].end_lineno))
-    for statement in body:
-        if is_check_statement(statement):
-            skip.update(range(statement.lineno - 1, statement.end_lineno))
-    kept = "\n".join(line for number, line in enumerate(lines) if number not in skip)
-    return re.sub(r"\bxp\.", "np.", kept) + "\n"  # the array module is NumPy (or CuPy, which reads the same)
+    """A function's source as it stands in its file (``inspect.getsource``, dedented): its docstring
+    with the equations, the one call that checks its arguments, then the maths."""
+    return textwrap.dedent(inspect.getsource(function))
 
 
 def equations(function, until: str = "Args:") -> str:

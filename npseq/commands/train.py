@@ -27,6 +27,7 @@ def add_arguments(parser) -> None:
     from ..data import TASKS
     from ..decode import MAX_DECODE_LEN
     from ..models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, MODEL_KINDS, LuongAttentionDecoder
+    from ..nn import SCORES
     from ..nn.loss import TRAINING_REDUCTIONS
     from ..optim import OPTIMIZERS
     from ..runs import RUN_DEFAULTS
@@ -54,7 +55,7 @@ def add_arguments(parser) -> None:
     model.add_argument("--ffn-num-hiddens", type=positive(int, MAX_UNITS),
                        help=f"the Transformer's feed-forward size (default: {defaults['ffn_num_hiddens']})")
     model.add_argument("--decoder", choices=DECODER_KINDS, help=f"default: {defaults['decoder']}")
-    model.add_argument("--score", choices=["dot", "general", "concat"], help="Luong's score (default: general)")
+    model.add_argument("--score", choices=tuple(SCORES), help="Luong's score (default: general)")
     model.add_argument("--no-input-feeding", action="store_const", const=True, help="Luong without input feeding")
     model.add_argument("--attention", choices=LuongAttentionDecoder.ATTENTIONS,
                        help="Luong's global attention (default) or local attention on a window: local-m centres it on "

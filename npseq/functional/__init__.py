@@ -72,5 +72,7 @@ from .losses import (
     temporal_softmax_loss,
 )
 from .normalization import LayerNormCache, layer_norm_backward, layer_norm_forward
+from .pooling import *  # noqa: F401,F403 (masked pooling: the softmax over a mask, then the weighted values)
 from .recurrent import *  # noqa: F401,F403 (the CS231n RNN/LSTM names and the GRU pairs)
+from .scores import *  # noqa: F401,F403 (score pairs: dot, scaled dot, general, concat, location)
 from .transformer import *  # noqa: F401,F403 (attention with heads and masks, positions, feed-forward, residual norm)

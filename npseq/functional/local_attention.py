@@ -1,4 +1,4 @@
-"""Luong's local attention and his location-based score (Luong, Pham and Manning 2015, section 3.2).
+"""Luong's local attention (Luong, Pham and Manning 2015, section 3.2).
 
 Global attention spreads a decoder step's weights over every source position. Local
 attention looks only at a window of :math:`2D + 1` positions around an aligned position
@@ -21,11 +21,11 @@ with :math:`S_n` the example's own source length. Two ways to choose :math:`p_t`
   The gradient reaches :math:`W_p` and :math:`v_p` through :math:`\\gamma`; the window's edges
   move with :math:`p_t` in steps, which carry no gradient (as in the paper).
 
-The scores inside the window come from any of Luong's score functions, written here as
-pairs of their own (the global attention functions fuse them with the pooling):
-:func:`dot_scores_forward`, :func:`general_scores_forward` and :func:`concat_scores_forward`.
-Luong's historical **location-based** score ignores the source states altogether,
-:math:`a_t = \\operatorname{softmax}(W_a h_t)`: :func:`location_scores_forward`.
+Local attention is a score function of :mod:`npseq.functional.scores` (dot, general, concat,
+or Luong's historical location-based score, which ignores the source states altogether,
+:math:`a_t = \\operatorname{softmax}(W_a h_t)`), then :func:`local_attention_pooling_forward`: the
+masked pooling of :mod:`npseq.functional.pooling` with the window as its mask and, for local-p,
+the Gaussian as its gain.
 
 Shapes: queries :math:`h` ``(N, Q, Dq)``, keys :math:`\\bar h` ``(N, K, Dk)``, values ``(N, K, Dv)``,
 scores and weights ``(N, Q, K)``, centres :math:`p` ``(N, Q)``, context ``(N, Q, Dv)``; source
@@ -36,16 +36,13 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_count, check_float_array, check_ndim, check_shape, check_valid_lens
-from ..errors import InvalidValueError
-from .activations import MaskedSoftmaxCache, masked_softmax_backward, softmax_where
+from ._attention_checks import check_local_pooling, check_predictive_position
+from .pooling import AttentionPoolingCache, masked_pooling_backward, masked_pooling_forward
 
 __all__ = [
-    "LocalPoolingCache", "PredictivePositionCache", "ConcatScoresCache", "ScoresCache",
+    "LocalPoolingCache", "PredictivePositionCache",
     "local_window", "local_attention_pooling_forward", "local_attention_pooling_backward",
     "monotonic_positions", "predictive_position_forward", "predictive_position_backward",
-    "dot_scores_forward", "dot_scores_backward", "general_scores_forward", "general_scores_backward",
-    "concat_scores_forward", "concat_scores_backward", "location_scores_forward", "location_scores_backward",
 ]
 
 
@@ -76,25 +73,25 @@ def monotonic_positions(step: int, batch_size: int, num_queries: int = 1, *, lik
 
 
 class LocalPoolingCache(NamedTuple):
-    values: Any                  # (N, K, Dv)
-    softmax: MaskedSoftmaxCache  # the weights inside the window (before the Gaussian) and the window mask
-    centers: Any                 # p (N, Q)
-    gaussian: Any                # gamma (N, Q, K), or None for local-m
-    sigma: float                 # D / 2
-    weights: Any                 # a = softmax * gamma (N, Q, K)
+    centers: Any                   # p (N, Q)
+    sigma: float                   # D / 2
+    gaussian: Any                  # gamma (N, Q, K), or None for local-m
+    pooling: AttentionPoolingCache  # the softmax inside the window (alpha and the window mask), the values
 
+    @property
+    def values(self):
+        """``(N, K, Dv)``."""
+        return self.pooling.values
 
-def _check_pooling(scores, values, centers, source_lens, half_width: int) -> None:
-    check_float_array("scores", scores)
-    check_ndim("scores", scores, 3, "(N, Q, K)")
-    n, q, k = scores.shape
-    check_float_array("values", values)
-    check_ndim("values", values, 3, "(N, K, Dv)")
-    if values.shape[:2] != (n, k):
-        raise InvalidValueError(f"values: expected shape ({n}, {k}, *) (one value per key), got {tuple(values.shape)}")
-    check_shape("centers", centers, (n, q))
-    check_valid_lens("source_lens", source_lens, (n,), k)
-    check_count("half_width", half_width, 0)
+    @property
+    def softmax(self):
+        """The :class:`~npseq.functional.activations.MaskedSoftmaxCache` of :math:`\\alpha`, masked by the window."""
+        return self.pooling.softmax
+
+    @property
+    def weights(self):
+        """:math:`a = \\alpha \\odot \\gamma` ``(N, Q, K)`` (:math:`\\alpha` for local-m)."""
+        return self.pooling.pooled
 
 
 def local_attention_pooling_forward(scores, values, centers, source_lens, half_width: int, *,
@@ -109,9 +106,11 @@ def local_attention_pooling_forward(scores, values, centers, source_lens, half_w
                                                                                && \\text{(local-p; 1 for local-m)} \\\\
         a_{nqk} &= \\alpha_{nqk}\\, \\gamma_{nqk}, \\qquad c_{nq} = \\textstyle\\sum_k a_{nqk}\\, v_{nk}
 
-    A window with no valid key (a centre beyond the sentence by more than :math:`D`) gives
-    all-zero weights and a zero context. With ``gaussian=True`` the weights of a query sum to
-    less than 1 (Luong does not renormalise), and :math:`D \\ge 1` is required (:math:`\\sigma > 0`).
+    :func:`~npseq.functional.pooling.masked_pooling_forward` with the window :math:`m` as its mask
+    and :math:`\\gamma` as its gain. A window with no valid key (a centre beyond the sentence by
+    more than :math:`D`) gives all-zero weights and a zero context. With ``gaussian=True`` the
+    weights of a query sum to less than 1 (Luong does not renormalise), and :math:`D \\ge 1` is
+    required (:math:`\\sigma > 0`).
 
     Args:
         scores: ``(N, Q, K)``.
@@ -124,39 +123,34 @@ def local_attention_pooling_forward(scores, values, centers, source_lens, half_w
     Returns:
         ``context`` ``(N, Q, Dv)``, ``weights`` :math:`a` ``(N, Q, K)``, a :class:`LocalPoolingCache`.
     """
-    _check_pooling(scores, values, centers, source_lens, half_width)
-    if gaussian and half_width < 1:
-        raise InvalidValueError(f"half_width: expected at least 1 with the Gaussian (sigma = D/2), got {half_width}")
+    check_local_pooling(scores, values, centers, source_lens, half_width, gaussian)
     xp = backend.get_array_module(scores)
     mask = local_window(centers, source_lens, scores.shape[2], half_width)
-    alpha, softmax = softmax_where(scores, mask)
     sigma = half_width / 2
     gamma = None
-    weights = alpha
     if gaussian:
         distance = xp.arange(scores.shape[2], dtype=scores.dtype) - centers[:, :, None]
         gamma = xp.exp(-distance * distance / (2 * sigma * sigma))
-        weights = alpha * gamma
-    context = weights @ values
-    return context, weights, LocalPoolingCache(values, softmax, centers, gamma, sigma, weights)
+    context, weights, pooling = masked_pooling_forward(scores, values, mask, gamma)
+    return context, weights, LocalPoolingCache(centers, sigma, gamma, pooling)
 
 
 def local_attention_pooling_backward(dcontext, cache: LocalPoolingCache, dweights=None):
     """Backward of :func:`local_attention_pooling_forward`.
 
-    From :math:`c = a v`, :math:`a = \\alpha \\odot \\gamma`,
-    :math:`\\gamma = \\exp(-(k - p)^2 / (2\\sigma^2))` and the windowed softmax :math:`\\alpha`:
+    :func:`~npseq.functional.pooling.masked_pooling_backward` gives :math:`ds`, :math:`dv` and the
+    gradient :math:`d\\gamma = da \\odot \\alpha` of the gain; the Gaussian
+    :math:`\\gamma = \\exp(-(k - p)^2 / (2\\sigma^2))` takes it to the centres:
 
     .. math::
-        dv &= a^\\top dc                                                         && (N, K, Dv) \\\\
-        da &= dc\\, v^\\top + d\\text{weights}                                   && (N, Q, K) \\\\
-        d\\alpha &= da \\odot \\gamma                                             && \\\\
-        dp_{nq} &= \\textstyle\\sum_k da_{nqk}\\, \\alpha_{nqk}\\, \\gamma_{nqk}\\,
-                   (k - p_{nq}) / \\sigma^2                                       && (N, Q) \\\\
+        dv &= a^\\top dc, \\qquad da = dc\\, v^\\top + d\\text{weights}     && (N, K, Dv),\\ (N, Q, K) \\\\
+        d\\alpha &= da \\odot \\gamma                                           && \\\\
         ds_{nqk} &= \\alpha_{nqk}\\,\\bigl(d\\alpha_{nqk} - \\textstyle\\sum_j d\\alpha_{nqj}\\,\\alpha_{nqj}\\bigr)
-                                                                                  && \\text{(0 outside the window)}
+                                                                          && \\text{(0 outside the window)} \\\\
+        dp_{nq} &= \\textstyle\\sum_k d\\gamma_{nqk}\\, \\gamma_{nqk}\\, (k - p_{nq}) / \\sigma^2   && (N, Q)
 
-    (for local-m :math:`\\gamma = 1` and there is no :math:`dp`).
+    (for local-m :math:`\\gamma = 1` and there is no :math:`dp`). The window's edges move with
+    :math:`p` in steps, which carry no gradient.
 
     Args:
         dcontext: ``(N, Q, Dv)``.
@@ -165,19 +159,14 @@ def local_attention_pooling_backward(dcontext, cache: LocalPoolingCache, dweight
     Returns:
         ``dscores`` ``(N, Q, K)``, ``dvalues`` ``(N, K, Dv)``, ``dcenters`` ``(N, Q)`` (``None`` for local-m).
     """
-    values, softmax, centers, gamma, sigma, weights = cache
+    centers, sigma, gamma, pooling = cache
     xp = backend.get_array_module(dcontext)
-    dvalues = weights.swapaxes(1, 2) @ dcontext
-    da = dcontext @ values.swapaxes(1, 2)
-    if dweights is not None:
-        da = da + dweights
+    dscores, dvalues, dgamma = masked_pooling_backward(dcontext, pooling, dweights)
     dcenters = None
-    dalpha = da
     if gamma is not None:
-        distance = xp.arange(weights.shape[2], dtype=weights.dtype) - centers[:, :, None]
-        dcenters = (da * weights * distance).sum(axis=-1) / (sigma * sigma)
-        dalpha = da * gamma
-    return masked_softmax_backward(dalpha, softmax), dvalues, dcenters
+        distance = xp.arange(gamma.shape[2], dtype=gamma.dtype) - centers[:, :, None]
+        dcenters = (dgamma * gamma * distance).sum(axis=-1) / (sigma * sigma)
+    return dscores, dvalues, dcenters
 
 
 # ------------------------------------------------------- local-p's predicted position
@@ -207,11 +196,7 @@ def predictive_position_forward(queries, Wp, vp, source_lens):
     Returns:
         ``centers`` :math:`p` ``(N, Q)`` and a :class:`PredictivePositionCache`.
     """
-    check_float_array("queries", queries)
-    check_ndim("queries", queries, 3, "(N, Q, Dq)")
-    check_shape("Wp", Wp, (queries.shape[2], None))
-    check_shape("vp", vp, (Wp.shape[1],))
-    check_shape("source_lens", source_lens, (queries.shape[0],))
+    check_predictive_position(queries, Wp, vp, source_lens)
     xp = backend.get_array_module(queries)
     features = xp.tanh(queries @ Wp)
     ratio = 1 / (1 + xp.exp(-(features @ vp)))
@@ -239,116 +224,3 @@ def predictive_position_backward(dcenters, cache: PredictivePositionCache):
     dqueries = dprojected @ Wp.T
     dWp = queries.reshape(-1, Wp.shape[0]).T @ dprojected.reshape(-1, Wp.shape[1])
     return dqueries, dWp, dvp
-
-
-# ---------------------------------------------------------- score functions
-class ScoresCache(NamedTuple):
-    queries: Any  # (N, Q, Dq)
-    keys: Any     # (N, K, Dk)
-    W: Any        # (Dq, Dk) for general; None for dot
-
-
-def dot_scores_forward(queries, keys):
-    """Luong's "dot" score, :math:`s_{nqk} = h_{nq} \\cdot \\bar h_{nk}` (:math:`s = h \\bar h^\\top`).
-
-    Returns ``scores`` ``(N, Q, K)`` and a :class:`ScoresCache`."""
-    check_ndim("queries", queries, 3, "(N, Q, D)")
-    check_shape("keys", keys, (queries.shape[0], None, queries.shape[2]))
-    return queries @ keys.swapaxes(1, 2), ScoresCache(queries, keys, None)
-
-
-def dot_scores_backward(dscores, cache: ScoresCache):
-    """:math:`dh = ds\\, \\bar h`, :math:`d\\bar h = ds^\\top h`: returns ``dqueries``, ``dkeys``."""
-    queries, keys, _ = cache
-    return dscores @ keys, dscores.swapaxes(1, 2) @ queries
-
-
-def general_scores_forward(queries, keys, W):
-    """Luong's "general" score, :math:`s_{nqk} = h_{nq}\\, W\\, \\bar h_{nk}^\\top`, with ``W`` ``(Dq, Dk)``.
-
-    Returns ``scores`` ``(N, Q, K)`` and a :class:`ScoresCache`."""
-    check_ndim("queries", queries, 3, "(N, Q, Dq)")
-    check_shape("W", W, (queries.shape[2], None))
-    check_shape("keys", keys, (queries.shape[0], None, W.shape[1]))
-    return (queries @ W) @ keys.swapaxes(1, 2), ScoresCache(queries, keys, W)
-
-
-def general_scores_backward(dscores, cache: ScoresCache):
-    """With :math:`\\hat h = h W`: :math:`d\\hat h = ds\\, \\bar h`, :math:`dh = d\\hat h W^\\top`,
-    :math:`dW = \\sum_n h_n^\\top d\\hat h_n`, :math:`d\\bar h = ds^\\top \\hat h`.
-
-    Returns ``dqueries``, ``dkeys``, ``dW``."""
-    queries, keys, W = cache
-    dprojected = dscores @ keys
-    dW = queries.reshape(-1, W.shape[0]).T @ dprojected.reshape(-1, W.shape[1])
-    return dprojected @ W.T, dscores.swapaxes(1, 2) @ (queries @ W), dW
-
-
-class ConcatScoresCache(NamedTuple):
-    queries: Any   # (N, Q, Dq)
-    keys: Any      # (N, K, Dk)
-    Wq: Any        # (Dq, h)
-    Wk: Any        # (Dk, h)
-    wv: Any        # (h,)
-    features: Any  # tanh(h Wq + hbar Wk) (N, Q, K, h)
-
-
-def concat_scores_forward(queries, keys, Wq, Wk, wv):
-    """Luong's "concat" score (Bahdanau's additive one),
-    :math:`s_{nqk} = w_v^\\top \\tanh(h_{nq} W_q + \\bar h_{nk} W_k)`.
-
-    Returns ``scores`` ``(N, Q, K)`` and a :class:`ConcatScoresCache`."""
-    check_ndim("queries", queries, 3, "(N, Q, Dq)")
-    check_shape("Wq", Wq, (queries.shape[2], None))
-    check_shape("Wk", Wk, (None, Wq.shape[1]))
-    check_shape("wv", wv, (Wq.shape[1],))
-    check_shape("keys", keys, (queries.shape[0], None, Wk.shape[0]))
-    xp = backend.get_array_module(queries)
-    features = xp.tanh((queries @ Wq)[:, :, None, :] + (keys @ Wk)[:, None, :, :])
-    return features @ wv, ConcatScoresCache(queries, keys, Wq, Wk, wv, features)
-
-
-def concat_scores_backward(dscores, cache: ConcatScoresCache):
-    """With :math:`f = \\tanh(hW_q + \\bar h W_k)` and :math:`s = f w_v`:
-
-    .. math::
-        dw_v &= \\textstyle\\sum_{n,q,k} ds_{nqk}\\, f_{nqk}, \\qquad
-        dg = (ds \\otimes w_v) \\odot (1 - f^2) \\quad (N, Q, K, h) \\\\
-        dh &= \\bigl(\\textstyle\\sum_k dg_{\\cdot\\cdot k}\\bigr) W_q^\\top, \\qquad
-        d\\bar h = \\bigl(\\textstyle\\sum_q dg_{\\cdot q \\cdot}\\bigr) W_k^\\top, \\qquad
-        dW_q = \\textstyle\\sum h^\\top \\sum_k dg, \\qquad dW_k = \\sum \\bar h^\\top \\sum_q dg
-
-    Returns ``dqueries``, ``dkeys``, ``dWq``, ``dWk``, ``dwv``."""
-    queries, keys, Wq, Wk, wv, features = cache
-    dwv = (dscores[..., None] * features).sum(axis=(0, 1, 2))
-    dgate = dscores[..., None] * wv * (1 - features * features)
-    dprojected_queries, dprojected_keys = dgate.sum(axis=2), dgate.sum(axis=1)
-    dWq = queries.reshape(-1, Wq.shape[0]).T @ dprojected_queries.reshape(-1, Wq.shape[1])
-    dWk = keys.reshape(-1, Wk.shape[0]).T @ dprojected_keys.reshape(-1, Wk.shape[1])
-    return dprojected_queries @ Wq.T, dprojected_keys @ Wk.T, dWq, dWk, dwv
-
-
-def location_scores_forward(queries, Wa, num_keys: int):
-    """Luong's location-based score: the positions' scores from the decoder state alone,
-    :math:`s_{nq\\cdot} = h_{nq} W_a`, cut to the batch's ``K`` source positions.
-
-    ``Wa`` ``(Dq, K_max)`` has one column per source position the model can see, ``K <= K_max``.
-    Returns ``scores`` ``(N, Q, K)`` and a :class:`ScoresCache` (``keys`` is ``None``)."""
-    check_ndim("queries", queries, 3, "(N, Q, Dq)")
-    check_shape("Wa", Wa, (queries.shape[2], None))
-    if not 1 <= num_keys <= Wa.shape[1]:
-        raise InvalidValueError(f"num_keys: expected 1 to {Wa.shape[1]} (the columns of Wa, one per source "
-                                f"position), got {num_keys}")
-    return queries @ Wa[:, :num_keys], ScoresCache(queries, None, Wa)
-
-
-def location_scores_backward(dscores, cache: ScoresCache):
-    """:math:`dh = ds\\, W_a^\\top`, :math:`dW_a = \\sum_n h_n^\\top ds_n` (zero in the columns beyond ``K``).
-
-    Returns ``dqueries``, ``dWa``."""
-    queries, _, Wa = cache
-    xp = backend.get_array_module(dscores)
-    num_keys = dscores.shape[2]
-    dWa = xp.zeros_like(Wa)
-    dWa[:, :num_keys] = queries.reshape(-1, Wa.shape[0]).T @ dscores.reshape(-1, num_keys)
-    return dscores @ Wa[:, :num_keys].T, dWa

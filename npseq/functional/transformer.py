@@ -19,32 +19,27 @@ sees no key at all gets all-zero weights and a zero output (torch gives NaN ther
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, NamedTuple
 
 from .. import backend
-from .._checks import (
-    check_count,
-    check_float_array,
-    check_ndim,
-    check_same_backend,
-    check_shape,
-    check_valid_lens,
+from .._checks import check_shape
+from ._attention_checks import (
+    NORM_ORDERS,
+    check_add_positions,
+    check_feed_forward,
+    check_multihead,
+    check_positional_encoding,
+    check_residual_norm,
+    check_scaled_dot_product_attention,
+    check_split_heads,
+    check_sublayer_output,
 )
-from ..errors import InvalidValueError
-from .activations import (
-    MaskedSoftmaxCache,
-    gelu_backward,
-    gelu_forward,
-    masked_softmax_backward,
-    relu_backward,
-    relu_forward,
-    sequence_mask,
-    softmax_where,
-)
-from .attention import _check_dropout, _check_float_like, _project
-from .layers import DropoutCache, dropout_backward, dropout_forward
+from .activations import MaskedSoftmaxCache, gelu_backward, gelu_forward, relu_backward, relu_forward
+from .fast_attention import _project  # one 2-d product over all the rows of a batch
+from .layers import DropoutCache
 from .normalization import LayerNormCache, layer_norm_backward, layer_norm_forward
+from .pooling import AttentionPoolingCache, attention_mask, masked_pooling_backward, masked_pooling_forward
+from .scores import ScaledDotScoresCache, scaled_dot_scores_backward, scaled_dot_scores_forward
 
 __all__ = [
     "ScaledDotProductAttentionCache", "MultiheadAttentionCache", "AddPositionsCache", "FeedForwardCache",
@@ -54,36 +49,6 @@ __all__ = [
     "positional_encoding", "add_positions_forward", "add_positions_backward",
     "feed_forward_forward", "feed_forward_backward", "residual_norm_forward", "residual_norm_backward",
 ]
-
-
-# ------------------------------------------------------------------ masks
-def attention_mask(num_queries: int, num_keys: int, valid_lens=None, causal: bool = False, xp=None):
-    """Which keys each query may attend to: a bool array, True where the key counts.
-
-    .. math::
-        m_{nqk} = [k < \\ell_{n(q)}] \\wedge [k \\le q \\text{ if causal}]
-
-    The causal condition compares positions from the start of both sequences (torch's
-    ``is_causal``): query ``q`` sees keys ``0..q``. With ``T_q = T_k`` (self-attention)
-    the first query always sees itself, so only key padding can empty a row.
-
-    Args:
-        num_queries, num_keys: ``T_q`` and ``T_k``.
-        valid_lens: ``None``, ``(N,)`` or ``(N, T_q)`` integers in ``[0, T_k]`` (not checked here).
-        causal: also hide the keys after each query's own position.
-        xp: the array module (NumPy or CuPy); default that of ``valid_lens``.
-
-    Returns:
-        ``(N, T_q, T_k)`` with ``valid_lens``, else ``(1, T_q, T_k)``.
-    """
-    xp = xp or backend.get_array_module(valid_lens)
-    if valid_lens is None:
-        mask = xp.ones((1, num_queries, num_keys), dtype=bool)
-    else:
-        mask = sequence_mask(valid_lens, num_keys, num_queries)
-    if causal:
-        mask = mask & (xp.arange(num_keys)[None, :] <= xp.arange(num_queries)[:, None])
-    return mask
 
 
 # ------------------------------------------------ scaled dot-product attention
@@ -107,7 +72,9 @@ def scaled_dot_product_attention_forward(queries, keys, values, valid_lens=None,
         \\tilde A &= \\operatorname{dropout}_p(A)                    \\\\
         O &= \\tilde A V                                           && (N, [h,] T_q, d_v)
 
-    with the mask :math:`m` of :func:`attention_mask`. Masked weights are exactly 0.
+    with the mask :math:`m` of :func:`~npseq.functional.pooling.attention_mask`: the scaled dot score
+    (:func:`~npseq.functional.scores.scaled_dot_scores_forward`) followed by the masked pooling
+    (:func:`~npseq.functional.pooling.masked_pooling_forward`). Masked weights are exactly 0.
 
     The optional head axis ``h`` (as :func:`split_heads` makes it) is a batch axis like
     ``N``; ``valid_lens`` is per example and so shared by every head.
@@ -125,47 +92,18 @@ def scaled_dot_product_attention_forward(queries, keys, values, valid_lens=None,
         ``out`` ``(N, [h,] T_q, d_v)``, ``weights`` :math:`A` ``(N, [h,] T_q, T_k)`` (before
         dropout) and a :class:`ScaledDotProductAttentionCache`.
     """
-    check_float_array("queries", queries)
-    if queries.ndim not in (3, 4):
-        raise InvalidValueError("queries: expected a 3-d array (N, T_q, d) or a 4-d array (N, h, T_q, d), "
-                                f"got shape {tuple(queries.shape)}")
-    layout = "(N, T_q, d)" if queries.ndim == 3 else "(N, h, T_q, d)"
-    lead = tuple(queries.shape[:-2])
-    for name, array in (("keys", keys), ("values", values)):
-        _check_float_like(name, array, queries, "queries")
-        check_ndim(name, array, queries.ndim, layout.replace("T_q", "T_k"))
-        if tuple(array.shape[:-2]) != lead:
-            raise InvalidValueError(f"{name}: expected leading axes {lead} (those of queries), "
-                                    f"got shape {tuple(array.shape)}")
-    num_queries, num_keys, dim = queries.shape[-2], keys.shape[-2], queries.shape[-1]
-    if num_keys == 0:
-        raise InvalidValueError(f"keys: expected at least one key (T_k >= 1), got shape {tuple(keys.shape)}")
-    if keys.shape[-1] != dim:
-        raise InvalidValueError(f"keys: expected feature size {dim} (that of queries), got shape {tuple(keys.shape)}")
-    if values.shape[-2] != num_keys:
-        raise InvalidValueError(f"values: expected {num_keys} rows (one value per key), got shape "
-                                f"{tuple(values.shape)}")
-    if valid_lens is not None:
-        check_same_backend("valid_lens", valid_lens, queries)
-        check_valid_lens("valid_lens", valid_lens, (lead[0], num_queries), num_keys)
-    _check_dropout(dropout, rng)
-
+    check_scaled_dot_product_attention(queries, keys, values, valid_lens, dropout, rng)
     xp = backend.get_array_module(queries)
-    scale = queries.dtype.type(1.0 / math.sqrt(dim))
-    scores = queries @ keys.swapaxes(-1, -2)
-    scores *= scale
-    mask = attention_mask(num_queries, num_keys, valid_lens, causal, xp)
-    if queries.ndim == 4:  # one mask for every head
-        mask = mask[:, None]
-    weights, softmax_cache = softmax_where(scores, mask)
-    pooled, dropout_cache = dropout_forward(weights, dropout, rng, train=dropout > 0.0)
-    out = pooled @ values
-    return out, weights, ScaledDotProductAttentionCache(queries, keys, values, scale, softmax_cache,
-                                                        dropout_cache, pooled)
+    scores, score_cache = scaled_dot_scores_forward(queries, keys)
+    mask = attention_mask(queries.shape[-2], keys.shape[-2], valid_lens, causal, xp)
+    head_mask = mask if queries.ndim == 3 else mask[:, None]  # one mask for every head
+    out, weights, pooling = masked_pooling_forward(scores, values, head_mask, dropout=dropout, rng=rng)
+    return out, weights, ScaledDotProductAttentionCache(queries, keys, values, score_cache.scale, pooling.softmax,
+                                                        pooling.dropout, pooling.pooled)
 
 
 def scaled_dot_product_attention_backward(dout, cache: ScaledDotProductAttentionCache, dweights=None):
-    """Backward of :func:`scaled_dot_product_attention_forward`.
+    """Backward of :func:`scaled_dot_product_attention_forward`: the pooling's backward, then the score's.
 
     Walking the four equations back (transposes swap the last two axes; every leading
     axis is a batch axis):
@@ -187,17 +125,10 @@ def scaled_dot_product_attention_backward(dout, cache: ScaledDotProductAttention
     Returns:
         ``dqueries``, ``dkeys``, ``dvalues``, each shaped like its input.
     """
-    queries, keys, values, scale, softmax_cache, dropout_cache, pooled = cache
-    check_shape("dout", dout, tuple(queries.shape[:-1]) + (values.shape[-1],))
-    dvalues = pooled.swapaxes(-1, -2) @ dout
-    dweights_total = dropout_backward(dout @ values.swapaxes(-1, -2), dropout_cache)
-    if dweights is not None:
-        check_shape("dweights", dweights, pooled.shape)
-        dweights_total = dweights_total + dweights
-    dscores = masked_softmax_backward(dweights_total, softmax_cache)
-    dscores *= scale
-    dqueries = dscores @ keys
-    dkeys = dscores.swapaxes(-1, -2) @ queries
+    queries, keys, values, scale, softmax, dropout_cache, pooled = cache
+    pooling = AttentionPoolingCache(values, softmax, None, dropout_cache, pooled)
+    dscores, dvalues, _ = masked_pooling_backward(dout, pooling, dweights)
+    dqueries, dkeys = scaled_dot_scores_backward(dscores, ScaledDotScoresCache(queries, keys, scale))
     return dqueries, dkeys, dvalues
 
 
@@ -208,9 +139,7 @@ def split_heads(x, num_heads: int):
     Head ``i`` gets feature columns ``i d .. (i+1) d - 1``, as torch does. The inverse is
     :func:`merge_heads`, so each is the other's backward.
     """
-    check_ndim("x", x, 3, "(N, T, h d)")
-    if x.shape[2] % num_heads:
-        raise InvalidValueError(f"num_heads: expected a divisor of the feature size {x.shape[2]} of x, got {num_heads}")
+    check_split_heads(x, num_heads)
     n, t, features = x.shape
     return x.reshape(n, t, num_heads, features // num_heads).transpose(0, 2, 1, 3)
 
@@ -232,40 +161,6 @@ class MultiheadAttentionCache(NamedTuple):
     params: dict                               # the weights, by the names of MULTIHEAD_PARAMS
     attention: ScaledDotProductAttentionCache  # per head, on (N, h, T, D/h)
     merged: Any                                # (N, T_q, D) the heads' outputs side by side, the input of W_o
-
-
-def _check_multihead(queries, keys, values, params, num_heads):
-    check_float_array("queries", queries)
-    check_ndim("queries", queries, 3, "(N, T_q, D_q)")
-    for name, array, layout in (("keys", keys, "(N, T_k, D_k)"), ("values", values, "(N, T_k, D_v)")):
-        _check_float_like(name, array, queries, "queries")
-        check_ndim(name, array, 3, layout)
-    if not isinstance(params, dict) or set(params) != set(MULTIHEAD_PARAMS):
-        given = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise InvalidValueError(f"params: expected a dict with the keys {list(MULTIHEAD_PARAMS)}, got {given}")
-    for name in MULTIHEAD_PARAMS:
-        _check_float_like(name, params[name], queries, "queries")
-    check_ndim("W_q", params["W_q"], 2, "(D_q, D)")
-    hidden = params["W_q"].shape[1]
-    for name, rows, source in (("W_q", queries.shape[2], "queries"), ("W_k", keys.shape[2], "keys"),
-                               ("W_v", values.shape[2], "values"), ("W_o", hidden, "W_q's columns")):
-        check_ndim(name, params[name], 2)
-        if params[name].shape[0] != rows:
-            raise InvalidValueError(f"{name}: expected {rows} rows (the feature size of {source}), "
-                                    f"got shape {tuple(params[name].shape)}")
-    for name in ("W_k", "W_v"):
-        check_shape(name, params[name], (None, hidden))
-    for name, size in (("b_q", hidden), ("b_k", hidden), ("b_v", hidden), ("b_o", params["W_o"].shape[1])):
-        check_shape(name, params[name], (size,))
-    num_heads = check_count("num_heads", num_heads)
-    if hidden % num_heads:
-        raise InvalidValueError(f"num_heads: expected a divisor of the projected size D = {hidden} "
-                                f"(the columns of W_q), got {num_heads}")
-    if keys.shape[0] != queries.shape[0] or values.shape[:2] != keys.shape[:2]:
-        raise InvalidValueError(f"values: expected keys and values of shape ({queries.shape[0]}, T_k, *) "
-                                f"(the batch of queries, one value per key), got keys {tuple(keys.shape)} "
-                                f"and values {tuple(values.shape)}")
-    return num_heads
 
 
 def multihead_attention_forward(queries, keys, values, params: dict, num_heads: int, valid_lens=None,
@@ -306,7 +201,7 @@ def multihead_attention_forward(queries, keys, values, params: dict, num_heads: 
         ``out`` ``(N, T_q, D_o)``, the weights of every head ``(N, h, T_q, T_k)`` (before
         dropout) and a :class:`MultiheadAttentionCache`.
     """
-    num_heads = _check_multihead(queries, keys, values, params, num_heads)
+    num_heads = check_multihead(queries, keys, values, params, num_heads, MULTIHEAD_PARAMS)
     p = params
     projected_queries = split_heads(_project(queries, p["W_q"]) + p["b_q"], num_heads)
     projected_keys = split_heads(_project(keys, p["W_k"]) + p["b_k"], num_heads)
@@ -387,7 +282,7 @@ def positional_encoding(num_steps: int, dim: int, dtype=None):
     Returns:
         ``P`` ``(T, d)`` on the current backend.
     """
-    num_steps, dim = check_count("num_steps", num_steps), check_count("dim", dim)
+    num_steps, dim = check_positional_encoding(num_steps, dim)
     np = backend.numpy
     angles = np.arange(num_steps)[:, None] / np.power(10000.0, np.arange(0, dim, 2) / dim)
     table = np.empty((num_steps, dim))
@@ -417,14 +312,8 @@ def add_positions_forward(x, positions):
     Returns:
         ``y`` ``(N, T, d)`` and an :class:`AddPositionsCache`.
     """
-    check_float_array("x", x)
-    check_ndim("x", x, 3, "(N, T, d)")
-    _check_float_like("positions", positions, x, "x")
-    check_ndim("positions", positions, 2, "(T_max, d)")
+    check_add_positions(x, positions)
     num_steps = x.shape[1]
-    if positions.shape[0] < num_steps or positions.shape[1] != x.shape[2]:
-        raise InvalidValueError(f"positions: expected shape (T_max, {x.shape[2]}) with T_max >= {num_steps} "
-                                f"(the steps and features of x), got {tuple(positions.shape)}")
     return x + positions[:num_steps], AddPositionsCache(positions.shape[0], num_steps)
 
 
@@ -483,20 +372,7 @@ def feed_forward_forward(x, W1, b1, W2, b2, activation: str = "relu"):
     Returns:
         ``y`` ``(..., D_o)`` and a :class:`FeedForwardCache`.
     """
-    check_float_array("x", x)
-    if x.ndim == 0:
-        raise InvalidValueError("x: expected an array (..., D), got a scalar")
-    if activation not in ACTIVATIONS:
-        raise InvalidValueError(f"activation: expected one of {list(ACTIVATIONS)}, got {activation!r}")
-    for name, array, ndim, layout in (("W1", W1, 2, "(D, F)"), ("b1", b1, 1, "(F,)"),
-                                      ("W2", W2, 2, "(F, D_o)"), ("b2", b2, 1, "(D_o,)")):
-        _check_float_like(name, array, x, "x")
-        check_ndim(name, array, ndim, layout)
-    if W1.shape[0] != x.shape[-1]:
-        raise InvalidValueError(f"W1: expected {x.shape[-1]} rows (the feature size of x), got shape {tuple(W1.shape)}")
-    check_shape("b1", b1, (W1.shape[1],))
-    check_shape("W2", W2, (W1.shape[1], None))
-    check_shape("b2", b2, (W2.shape[1],))
+    check_feed_forward(x, W1, b1, W2, b2, activation, ACTIVATIONS)
     forward, _ = ACTIVATIONS[activation]
     hidden, act = forward(_project(x, W1) + b1)
     y = _project(hidden, W2) + b2
@@ -526,10 +402,6 @@ def feed_forward_backward(dy, cache: FeedForwardCache):
 
 
 # -------------------------------------------------------- residual + layer norm
-NORM_ORDERS = ("post", "pre")
-"""Where :func:`residual_norm_forward` normalises: after the residual sum, or before the sublayer."""
-
-
 class ResidualNormCache(NamedTuple):
     order: str            # "post" or "pre"
     sublayer: Any         # the sublayer's own cache
@@ -559,25 +431,17 @@ def residual_norm_forward(x, sublayer: Callable, gamma, beta, order: str = "post
     Returns:
         ``y`` shaped like ``x`` and a :class:`ResidualNormCache`.
     """
-    check_float_array("x", x)
-    if order not in NORM_ORDERS:
-        raise InvalidValueError(f"order: expected one of {list(NORM_ORDERS)}, got {order!r}")
+    check_residual_norm(x, order)
     if order == "post":
         f, sub_cache = sublayer(x)
-        _check_sublayer_output(f, x)
+        check_sublayer_output(f, x)
         y, norm_cache = layer_norm_forward(x + f, gamma, beta, eps)
     else:
         z, norm_cache = layer_norm_forward(x, gamma, beta, eps)
         f, sub_cache = sublayer(z)
-        _check_sublayer_output(f, x)
+        check_sublayer_output(f, x)
         y = x + f
     return y, ResidualNormCache(order, sub_cache, norm_cache)
-
-
-def _check_sublayer_output(f, x):
-    if tuple(getattr(f, "shape", ())) != tuple(x.shape):
-        raise InvalidValueError(f"sublayer: expected an output of x's shape {tuple(x.shape)} (the residual "
-                                f"adds them), got {tuple(getattr(f, 'shape', ()))}")
 
 
 def residual_norm_backward(dy, cache: ResidualNormCache, sublayer_backward: Callable):

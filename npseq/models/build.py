@@ -8,11 +8,13 @@ training the model they describe takes.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import NamedTuple
 
 from .. import backend
 from .._checks import MemoryEstimate, as_rng, check_count, check_probability
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
+from ..nn.attention import SCORES
 from ..nn.recurrent import CELL_GATES, CELLS, make_rnn_parameters
 from .seq2seq import EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
 from .transformer import Transformer
@@ -81,7 +83,7 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
     _check_size("num_hiddens", num_hiddens, MAX_UNITS)
     _check_size("num_layers", num_layers, MAX_LAYERS)
     for name, value, choices in (("decoder", decoder, DECODER_KINDS), ("cell", cell, CELLS),
-                                 ("score", score, LuongAttentionDecoder.SCORES)):
+                                 ("score", score, tuple(SCORES))):
         if value not in choices:
             raise InvalidValueError(f"{name}: expected one of {choices}, got {value!r}")
     if attention not in LuongAttentionDecoder.ATTENTIONS:
@@ -160,9 +162,11 @@ def build_seq2seq(src_vocab_size: int, tgt_vocab_size: int, *, decoder: str = "b
 
 
 def _luong_attention_parameters(score: str, attention: str, hidden: int, keys: int) -> int:
-    """The parameters of Luong's attention: none for ``dot``, ``W`` for ``general``, and for ``concat`` (or a score
-    this count does not know) ``W_q``, ``W_k`` and ``w_v``; local-p adds its position predictor ``W_p``, ``v_p``."""
-    count = {"dot": 0, "general": hidden * keys}.get(score, (hidden + keys) * hidden + hidden)
+    """The parameters of Luong's attention: the score's weights, as its entry of :data:`~npseq.nn.SCORES` names
+    them (none for ``dot``, ``W`` for ``general``, ``W_q``, ``W_k`` and ``w_v`` for ``concat``); local-p adds its
+    position predictor ``W_p``, ``v_p``."""
+    shapes = SCORES[score].weights(hidden, keys, hidden).values()
+    count = sum(math.prod(shape) for shape in shapes)
     return count + (hidden * hidden + hidden if attention == "local-p" else 0)
 
 
@@ -202,7 +206,7 @@ def _seq2seq_counts(c: dict, batch: int, src_steps: int, tgt_steps: int) -> _Cou
     else:
         decoder_input = E + (H if c["input_feeding"] else 0)
         attention = _luong_attention_parameters(c["score"], c["attention"], H, keys) + (keys + H) * H
-        features = H if c["score"] not in ("dot", "general") else 1
+        features = H if SCORES[c["score"]].projects_keys else 1  # an additive score keeps tanh(q W_q + k W_k)
         attention_cache = N * T * S * features + 2 * N * T * S + N * S * H + 2 * N * T * (keys + H)
     decoder = V_tgt * E + make_rnn_parameters(cell, decoder_input, H, L) + attention + H * V_tgt + V_tgt
     per_step = CELL_GATES[cell] * 2 * H + 3 * H  # a layer's input projection, gates, state (and cell) per step

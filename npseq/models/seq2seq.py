@@ -17,8 +17,8 @@ from .. import backend
 from .._checks import as_rng, check_ndim, check_same_backend, check_shape, check_token_ids, check_valid_lens
 from ..errors import InvalidValueError
 from ..functional import sequence_mask
-from ..nn import AdditiveAttention, DotProductAttention, Embedding, GeneralAttention, Linear, LocalAttention, Module
-from ..nn.attention import LOCAL_MODES
+from ..nn import AdditiveAttention, Embedding, Linear, LocalAttention, Module
+from ..nn.attention import LOCAL_MODES, SCORES, score_layer
 from ..nn.recurrent import make_rnn
 
 
@@ -654,7 +654,8 @@ class LuongAttentionDecoder(Decoder):
 
     with :math:`\\operatorname{score}` one of ``"dot"`` (:math:`s^\\top h`, needs
     ``H_enc == H``), ``"general"`` (:math:`s^\\top W_a h`) or ``"concat"``
-    (:math:`v_a^\\top \\tanh(s W_1 + h W_2)`, i.e. additive attention). Without input
+    (:math:`v_a^\\top \\tanh(s W_1 + h W_2)`, i.e. additive attention), or any other name of
+    :data:`npseq.nn.SCORES` (:func:`npseq.nn.register_score`). Without input
     feeding the RNN reads only :math:`E[y_{t-1}]`; :math:`\\tilde h_0 = 0`. Unlike
     Bahdanau's, the query is the *current* state :math:`s_t`.
 
@@ -664,21 +665,20 @@ class LuongAttentionDecoder(Decoder):
     Gaussian weights (:class:`~npseq.nn.LocalAttention`).
     """
 
-    SCORES = ("dot", "general", "concat")
     ATTENTIONS = ("global",) + LOCAL_MODES
 
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int = 1,
                  dropout: float = 0.0, cell: str = "gru", score: str = "general", input_feeding: bool = True,
                  enc_output_size: int | None = None, *, attention: str = "global", window: int = 2, rng=None,
                  dtype=None):
-        if score not in self.SCORES:
-            raise InvalidValueError(f"score: expected one of {self.SCORES}, got {score!r}")
+        if score not in SCORES:
+            raise InvalidValueError(f"score: expected one of {tuple(SCORES)}, got {score!r}")
         if attention not in self.ATTENTIONS:
             raise InvalidValueError(f"attention: expected one of {self.ATTENTIONS}, got {attention!r}")
         enc_output_size = enc_output_size or num_hiddens
-        if score == "dot" and enc_output_size != num_hiddens:
-            raise InvalidValueError(f"enc_output_size: the dot score needs it equal to num_hiddens ({num_hiddens}), "
-                                    f"got {enc_output_size}")
+        if SCORES[score].equal_sizes and enc_output_size != num_hiddens:
+            raise InvalidValueError(f"enc_output_size: the {score} score needs it equal to num_hiddens "
+                                    f"({num_hiddens}), got {enc_output_size}")
         rng = as_rng(rng)
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout, cell,
                          embed_size + (num_hiddens if input_feeding else 0), num_hiddens, rng=rng, dtype=dtype)
@@ -687,12 +687,8 @@ class LuongAttentionDecoder(Decoder):
         if attention != "global":
             self.attention = LocalAttention(num_hiddens, enc_output_size, mode=attention, score=score,
                                             half_width=window, num_hiddens=num_hiddens, rng=rng, dtype=dtype)
-        elif score == "dot":
-            self.attention = DotProductAttention(scaled=False)
-        elif score == "general":
-            self.attention = GeneralAttention(num_hiddens, enc_output_size, rng=rng, dtype=dtype)
         else:
-            self.attention = AdditiveAttention(enc_output_size, num_hiddens, num_hiddens, rng=rng, dtype=dtype)
+            self.attention = score_layer(score, num_hiddens, enc_output_size, num_hiddens, rng=rng, dtype=dtype)
         self.W_c = Linear(enc_output_size + num_hiddens, num_hiddens, bias=False, rng=rng, dtype=dtype)
 
     def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
@@ -705,8 +701,9 @@ class LuongAttentionDecoder(Decoder):
 
     @property
     def _projects_keys(self) -> bool:
-        """Global concat attention projects the keys once per batch; local attention scores in its window."""
-        return self.score == "concat" and self.attention_kind == "global"
+        """Global attention whose layer projects the keys once per batch (concat's); local attention scores
+        in its window."""
+        return self.attention_kind == "global" and SCORES[self.score].projects_keys
 
     def _attend(self, query, state):
         if self.attention_kind != "global":
@@ -715,7 +712,7 @@ class LuongAttentionDecoder(Decoder):
                 xp = backend.get_array_module(query)
                 lens = xp.full(query.shape[0], state.enc_outputs.shape[1])
             return self.attention(query, state.enc_outputs, state.enc_outputs, lens, step=state.step)
-        if self.score == "concat":
+        if self._projects_keys:
             return self.attention.forward_projected(query, state.projected_keys, state.enc_outputs,
                                                     state.enc_valid_lens)
         return self.attention(query, state.enc_outputs, state.enc_outputs, state.enc_valid_lens)

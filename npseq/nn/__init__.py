@@ -1,5 +1,16 @@
 """Stateful modules: thin wrappers over :mod:`npseq.functional` with a cache stack."""
-from .attention import AdditiveAttention, DotProductAttention, GeneralAttention, LocalAttention
+from .attention import (
+    SCORES,
+    AdditiveAttention,
+    DotProductAttention,
+    GeneralAttention,
+    LocalAttention,
+    Score,
+    ScoredAttention,
+    register_score,
+    score_layer,
+    unregister_score,
+)
 from .layers import Dropout, Embedding, Linear, ReLU
 from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter

@@ -11,6 +11,13 @@ One layer may be called at every decoder step before any backward: each call's
 cache goes on the module's stack and each ``backward`` consumes the most recent
 call (last in, first out).
 
+**The scores.** :data:`SCORES` is the one registry of the score functions the attention
+layers, Luong's decoder, :func:`npseq.models.build_seq2seq` and ``npseq train --score`` know:
+a name and a :class:`Score`, which says which forward/backward pair of
+:mod:`npseq.functional.scores` to call and how to make its weights. A new score is one
+pair and one line here, or :func:`register_score` at run time; :class:`ScoredAttention`
+(global) and :class:`LocalAttention` (local) run any of them.
+
 Dropout, when asked for, drops attention weights before they multiply the values
 (``context = dropout(a) v``, as in d2l), in training mode only, with the layer's
 own ``rng``; ``.attention_weights`` are the weights before dropout.
@@ -18,7 +25,7 @@ own ``rng``; ``.attention_weights`` are the weights before dropout.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from .._checks import (
     as_rng,
@@ -29,14 +36,17 @@ from .._checks import (
     check_same_backend,
     check_shape,
 )
-from ..errors import InvalidTypeError
+from ..errors import InvalidTypeError, InvalidValueError
 from ..functional import attention as attention_fn
+from ..functional import fast_attention as fast_fn
 from ..functional import local_attention as local_fn
+from ..functional import scores as scores_fn
 from .init import resolve_dtype, uniform
 from .layers import Linear
 from .module import Module, Parameter
 
-__all__ = ["DotProductAttention", "GeneralAttention", "AdditiveAttention", "LocalAttention"]
+__all__ = ["Score", "SCORES", "register_score", "unregister_score", "score_layer", "DotProductAttention",
+           "GeneralAttention", "AdditiveAttention", "ScoredAttention", "LocalAttention"]
 
 
 def _check_matches_params(module: Module, name: str, array, param: Parameter) -> None:
@@ -199,14 +209,14 @@ class AdditiveAttention(Module):
         ``(dqueries, dprojected_keys, dvalues)`` after ``forward_projected``; adds into
         ``W_q.W.grad`` and ``w_v.grad`` (and ``W_k.W.grad`` after ``forward``).
         """
-        cache = self._pop((attention_fn.AdditiveAttentionCache, attention_fn.AdditiveAttentionProjectedCache),
+        cache = self._pop((attention_fn.AdditiveAttentionCache, fast_fn.AdditiveAttentionProjectedCache),
                           "backward", "the latest pending call is project_keys, whose backward is "
                           "backward_keys (call it after the attention steps' backward)")
         if isinstance(cache, attention_fn.AdditiveAttentionCache):
             dqueries, dkeys, dvalues, dWq, dWk, dwv = attention_fn.additive_attention_backward(dcontext, cache)
             self.W_k.W.grad += dWk
         else:
-            dqueries, dkeys, dvalues, dWq, dwv = attention_fn.additive_attention_projected_backward(
+            dqueries, dkeys, dvalues, dWq, dwv = fast_fn.additive_attention_projected_backward(
                 dcontext, cache)
         self.W_q.W.grad += dWq
         self.w_v.grad += dwv
@@ -225,7 +235,7 @@ class AdditiveAttention(Module):
     def forward_projected(self, queries, projected_keys, values, valid_lens=None):
         """``context (N, Q, Dv)`` from keys already projected by :meth:`project_keys` ``(N, K, num_hiddens)``."""
         _check_matches_params(self, "queries", queries, self.w_v)
-        context, weights, cache = attention_fn.additive_attention_projected_forward(
+        context, weights, cache = fast_fn.additive_attention_projected_forward(
             queries, projected_keys, values, self.W_q.W.data, self.w_v.data, valid_lens,
             dropout=self._dropout(), rng=self.rng)
         self.attention_weights = weights
@@ -250,8 +260,150 @@ class AdditiveAttention(Module):
                 f"num_hiddens={self.num_hiddens}, dropout={self.dropout}")
 
 
+# --------------------------------------------------------------- the scores
+class Score(NamedTuple):
+    """A score function as the attention layers use it: one entry of :data:`SCORES`.
+
+    ``forward(queries (N, Q, Dq), keys (N, K, Dk), *weights) -> (scores (N, Q, K), cache)`` and
+    ``backward(dscores, cache) -> (dqueries, dkeys, *dweights)``, the weights in the forward's order:
+    a pair of :mod:`npseq.functional.scores`, or any pair with these signatures.
+    ``weights(query_size, key_size, num_hiddens) -> {name: shape}`` names the learned weights in
+    the forward's order; each starts from :math:`U(-1/\\sqrt{r}, 1/\\sqrt{r})`, ``r`` its first axis.
+    ``equal_sizes``: the score needs ``query_size == key_size`` (the dot score).
+    ``layer(query_size, key_size, num_hiddens, rng, dtype)`` builds the score's global attention
+    layer when it has one of its own; ``None``: a :class:`ScoredAttention`.
+    ``projects_keys``: that layer projects the keys once per source batch (``project_keys``,
+    ``forward_projected``, ``backward_keys``, as :class:`AdditiveAttention` does).
+    """
+    forward: Callable
+    backward: Callable
+    weights: Callable = lambda query_size, key_size, num_hiddens: {}  # noqa: E731
+    equal_sizes: bool = False
+    layer: Callable | None = None
+    projects_keys: bool = False
+
+
+SCORES = {
+    "dot": Score(fast_fn.fast_dot_scores_forward, fast_fn.fast_dot_scores_backward, equal_sizes=True),
+    "general": Score(fast_fn.fast_general_scores_forward, fast_fn.fast_general_scores_backward,
+                     lambda query_size, key_size, num_hiddens: {"W": (query_size, key_size)}),
+    "concat": Score(scores_fn.concat_scores_forward, scores_fn.concat_scores_backward,
+                    lambda query_size, key_size, num_hiddens: {"Wq": (query_size, num_hiddens),
+                                                               "Wk": (key_size, num_hiddens), "wv": (num_hiddens,)},
+                    layer=lambda query_size, key_size, num_hiddens, rng, dtype: AdditiveAttention(
+                        key_size, query_size, num_hiddens, rng=rng, dtype=dtype),
+                    projects_keys=True),
+}
+"""The scores that attention layers, Luong's decoder and the command line know, by name (Luong's three; dot and
+general run their fast twins of :mod:`npseq.functional.fast_attention`).
+The location score (:func:`npseq.functional.scores.location_scores_forward`) is not among them: its weights
+have one column per source position, which a model does not know before it sees its data."""
+
+
+def register_score(name: str, score: Score, *, replace: bool = False) -> None:
+    """Make ``score`` known as ``name`` to :data:`SCORES`, and so to :class:`ScoredAttention`,
+    :class:`LocalAttention`, ``LuongAttentionDecoder(score=name)``, ``build_seq2seq(score=name)`` and
+    ``npseq train --score name`` (in this process). ``replace=True`` replaces a score of that name;
+    :func:`unregister_score` removes it again."""
+    if not isinstance(name, str) or not name:
+        raise InvalidTypeError(f"name: expected a non-empty str, got {type(name).__name__} {name!r}")
+    if not isinstance(score, Score):
+        raise InvalidTypeError(f"score: expected a Score record, got {type(score).__name__}")
+    if name in SCORES and not replace:
+        raise InvalidValueError(f"name: expected a name not yet in SCORES {tuple(SCORES)} (or replace=True), "
+                                f"got {name!r}")
+    SCORES[name] = score
+
+
+def unregister_score(name: str) -> Score:
+    """Remove the score ``name`` from :data:`SCORES` and return it."""
+    if name not in SCORES:
+        raise InvalidValueError(f"name: expected one of {tuple(SCORES)}, got {name!r}")
+    return SCORES.pop(name)
+
+
+def _make_score_weights(module: Module, score: Score, query_size: int, key_size: int, num_hiddens: int,
+                        rng, dtype) -> tuple:
+    """The score's weights as parameters of ``module``, drawn in the forward's order; their names."""
+    shapes = score.weights(query_size, key_size, num_hiddens)
+    for name, shape in shapes.items():
+        setattr(module, name, Parameter(uniform(rng, shape, 1.0 / math.sqrt(shape[0]), dtype)))
+    return tuple(shapes)
+
+
+def _score_record(name: str, query_size: int, key_size: int, error=InvalidTypeError) -> Score:
+    """The :data:`SCORES` entry ``name``, for queries of ``query_size`` and keys of ``key_size`` features."""
+    if name not in SCORES:
+        raise error(f"score: expected one of {tuple(SCORES)}, got {name!r}")
+    if SCORES[name].equal_sizes and query_size != key_size:
+        raise error(f"key_size: the {name} score needs query_size == key_size, got {query_size} and {key_size}")
+    return SCORES[name]
+
+
+def score_layer(name: str, query_size: int, key_size: int, num_hiddens: int, *, rng=None, dtype=None) -> Module:
+    """The global attention layer of the score ``name``: its own (``SCORES[name].layer``) or a
+    :class:`ScoredAttention`."""
+    score = _score_record(name, query_size, key_size, InvalidValueError)
+    if score.layer is not None:
+        return score.layer(query_size, key_size, num_hiddens, rng, dtype)
+    return ScoredAttention(name, query_size, key_size, num_hiddens, rng=rng, dtype=dtype)
+
+
+class _ScoredCall(NamedTuple):
+    scores: object   # the score function's cache
+    pooling: object  # AttentionPoolingCache
+
+
+class ScoredAttention(Module):
+    """Global attention with any score of :data:`SCORES`:
+
+    .. math::
+        s = \\operatorname{score}(q, k), \\qquad a = \\operatorname{masked\\_softmax}(s), \\qquad c = a v
+
+    the score's pair (``SCORES[score].forward``) followed by
+    :func:`npseq.functional.pooling.attention_pooling_forward` (its backward by the fast twin
+    :func:`npseq.functional.fast_attention.fast_attention_pooling_backward`). Its parameters are the score's
+    weights (``SCORES[score].weights(query_size, key_size, num_hiddens)``), by their names.
+
+    ``forward(queries (N, Q, query_size), keys (N, K, key_size), values (N, K, Dv), valid_lens=None)``
+    -> ``context (N, Q, Dv)``; ``backward(dcontext)`` -> ``(dqueries, dkeys, dvalues)``, adding into the
+    weights' ``.grad``.
+    """
+
+    def __init__(self, score: str, query_size: int, key_size: int, num_hiddens: int | None = None, *,
+                 rng=None, dtype=None):
+        super().__init__()
+        record = _score_record(score, query_size, key_size)
+        self.score, self.query_size, self.key_size = score, query_size, key_size
+        self.weight_names = _make_score_weights(self, record, query_size, key_size, num_hiddens or query_size,
+                                                as_rng(rng), resolve_dtype(dtype))
+        self.attention_weights = None
+
+    def _weights(self) -> list:
+        return [getattr(self, name) for name in self.weight_names]
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        for param in self._weights()[:1]:
+            _check_matches_params(self, "queries", queries, param)
+        scores, score_cache = SCORES[self.score].forward(queries, keys, *(p.data for p in self._weights()))
+        context, weights, pooling = attention_fn.attention_pooling_forward(scores, values, valid_lens)
+        self.attention_weights = weights
+        self.save_for_backward(_ScoredCall(score_cache, pooling))
+        return context
+
+    def backward(self, dcontext):
+        call = self.pop_cache()
+        dscores, dvalues = fast_fn.fast_attention_pooling_backward(dcontext, call.pooling)
+        dqueries, dkeys, *dweights = SCORES[self.score].backward(dscores, call.scores)
+        for param, grad in zip(self._weights(), dweights):
+            param.grad += grad
+        return dqueries, dkeys, dvalues
+
+    def extra_repr(self) -> str:
+        return f"score={self.score!r}, query_size={self.query_size}, key_size={self.key_size}"
+
+
 LOCAL_MODES = ("local-m", "local-p")
-LOCAL_SCORES = ("dot", "general", "concat")
 
 
 class LocalAttention(Module):
@@ -259,9 +411,9 @@ class LocalAttention(Module):
 
     ``mode`` ``"local-m"``: :math:`p_t = t`, the decoder step; ``"local-p"``:
     :math:`p_t = S_n \\sigma(v_p^\\top \\tanh(W_p h_t))` and a Gaussian of :math:`\\sigma = D/2` on
-    the weights. ``score``: ``"dot"`` (``query_size == key_size``), ``"general"`` (``W``) or
-    ``"concat"`` (``Wq``, ``Wk``, ``wv``, hidden size ``num_hiddens``); local-p adds ``Wp``
-    ``(query_size, num_hiddens)`` and ``vp``. The math and the window's rules are in
+    the weights. ``score``: any name of :data:`SCORES`, e.g. ``"dot"`` (``query_size == key_size``),
+    ``"general"`` (``W``) or ``"concat"`` (``Wq``, ``Wk``, ``wv``, hidden size ``num_hiddens``); local-p
+    adds ``Wp`` ``(query_size, num_hiddens)`` and ``vp``. The math and the window's rules are in
     :mod:`npseq.functional.local_attention`.
 
     ``forward(queries (N, Q, query_size), keys (N, K, key_size), values (N, K, Dv), source_lens (N,),
@@ -275,26 +427,16 @@ class LocalAttention(Module):
         super().__init__()
         if mode not in LOCAL_MODES:
             raise InvalidTypeError(f"mode: expected one of {LOCAL_MODES}, got {mode!r}")
-        if score not in LOCAL_SCORES:
-            raise InvalidTypeError(f"score: expected one of {LOCAL_SCORES}, got {score!r}")
-        if score == "dot" and query_size != key_size:
-            raise InvalidTypeError(f"key_size: the dot score needs query_size == key_size, got {query_size} "
-                                   f"and {key_size}")
+        record = _score_record(score, query_size, key_size)
         check_count("half_width", half_width, 1 if mode == "local-p" else 0)
         self.query_size, self.key_size, self.mode, self.score, self.half_width = (
             query_size, key_size, mode, score, half_width)
         hidden = num_hiddens or query_size
         generator, dtype = as_rng(rng), resolve_dtype(dtype)
-
-        def weight(rows, cols):
-            return Parameter(uniform(generator, (rows, cols) if cols else (rows,), 1.0 / math.sqrt(rows), dtype))
-
-        if score == "general":
-            self.W = weight(query_size, key_size)
-        elif score == "concat":
-            self.Wq, self.Wk, self.wv = weight(query_size, hidden), weight(key_size, hidden), weight(hidden, None)
+        self.weight_names = _make_score_weights(self, record, query_size, key_size, hidden, generator, dtype)
         if mode == "local-p":
-            self.Wp, self.vp = weight(query_size, hidden), weight(hidden, None)
+            self.Wp = Parameter(uniform(generator, (query_size, hidden), 1.0 / math.sqrt(query_size), dtype))
+            self.vp = Parameter(uniform(generator, (hidden,), 1.0 / math.sqrt(hidden), dtype))
         self.attention_weights = self.centers = None
 
     def _reference(self) -> Parameter:
@@ -308,13 +450,8 @@ class LocalAttention(Module):
         check_shape("queries", queries, (None, None, self.query_size))
         check_shape("keys", keys, (queries.shape[0], None, self.key_size))
         check_count("step", step, 0)
-        if self.score == "dot":
-            scores, score_cache = local_fn.dot_scores_forward(queries, keys)
-        elif self.score == "general":
-            scores, score_cache = local_fn.general_scores_forward(queries, keys, self.W.data)
-        else:
-            scores, score_cache = local_fn.concat_scores_forward(queries, keys, self.Wq.data, self.Wk.data,
-                                                                 self.wv.data)
+        score_weights = (getattr(self, name).data for name in self.weight_names)
+        scores, score_cache = SCORES[self.score].forward(queries, keys, *score_weights)
         position_cache = None
         if self.mode == "local-p":
             centers, position_cache = local_fn.predictive_position_forward(queries, self.Wp.data, self.vp.data,
@@ -330,16 +467,9 @@ class LocalAttention(Module):
     def backward(self, dcontext):
         call = self.pop_cache()
         dscores, dvalues, dcenters = local_fn.local_attention_pooling_backward(dcontext, call.pooling)
-        if self.score == "dot":
-            dqueries, dkeys = local_fn.dot_scores_backward(dscores, call.scores)
-        elif self.score == "general":
-            dqueries, dkeys, dW = local_fn.general_scores_backward(dscores, call.scores)
-            self.W.grad += dW
-        else:
-            dqueries, dkeys, dWq, dWk, dwv = local_fn.concat_scores_backward(dscores, call.scores)
-            self.Wq.grad += dWq
-            self.Wk.grad += dWk
-            self.wv.grad += dwv
+        dqueries, dkeys, *dweights = SCORES[self.score].backward(dscores, call.scores)
+        for name, grad in zip(self.weight_names, dweights):
+            getattr(self, name).grad += grad
         if call.position is not None:
             dqueries_p, dWp, dvp = local_fn.predictive_position_backward(dcenters, call.position)
             dqueries = dqueries + dqueries_p

@@ -4,7 +4,7 @@ r"""Two attentions of the attention set, each as one forward and its backward, k
   predicts where to look, :math:`p = S\,\sigma(\tanh(h W_p)\, v_p)`, and attends to a window of
   :math:`2D + 1` source positions around it, the windowed softmax of the scores damped by a Gaussian centred
   on :math:`p`. The composition of :mod:`npseq.functional.local_attention`'s pairs
-  (:func:`~npseq.functional.local_attention.general_scores_forward`,
+  (:func:`~npseq.functional.scores.general_scores_forward`,
   :func:`~npseq.functional.local_attention.predictive_position_forward`,
   :func:`~npseq.functional.local_attention.local_attention_pooling_forward`), whose backward adds the two
   paths into the query: through the scores and through the position.
@@ -24,19 +24,17 @@ from typing import Any, NamedTuple
 from ... import backend
 from ..._checks import check_count, check_shape, check_valid_lens
 from ...errors import InvalidValueError
+from ...functional._attention_checks import check_qkv
 from ...functional.activations import MaskedSoftmaxCache, masked_softmax_backward, softmax_where
-from ...functional.attention import _check_qkv
 from ...functional.local_attention import (
     LocalPoolingCache,
     PredictivePositionCache,
-    ScoresCache,
-    general_scores_backward,
-    general_scores_forward,
     local_attention_pooling_backward,
     local_attention_pooling_forward,
     predictive_position_backward,
     predictive_position_forward,
 )
+from ...functional.scores import ScoresCache, general_scores_backward, general_scores_forward
 from ...functional.transformer import attention_mask
 
 __all__ = ["LocalPAttentionCache", "MaskedDotAttentionCache", "local_p_attention_forward",
@@ -61,7 +59,7 @@ def _check_local_p(queries, keys, values, source_lens, half_width) -> None:
     """What the parts would not say in the composition's words: one value per key, ``source_lens`` ``(N,)`` in
     ``[0, K]``, ``half_width >= 1`` (the Gaussian's :math:`\\sigma = D/2` must be positive). The parts check the
     rest (ranks, dtypes, the weights' shapes)."""
-    _check_qkv(queries, keys, values, None)
+    check_qkv(queries, keys, values, None)
     check_valid_lens("source_lens", source_lens, (queries.shape[0],), keys.shape[1])
     check_count("half_width", half_width, 1)
 
@@ -165,7 +163,7 @@ def masked_dot_attention_forward(queries, keys, values, valid_lens=None, causal:
     Returns:
         ``context`` ``(N, Q, Dv)``, ``weights`` :math:`A` ``(N, Q, K)`` and a :class:`MaskedDotAttentionCache`.
     """
-    _check_qkv(queries, keys, values, valid_lens)
+    check_qkv(queries, keys, values, valid_lens)
     if keys.shape[2] != queries.shape[2]:
         raise InvalidValueError(f"keys: expected feature size {queries.shape[2]} (that of queries; dot scores "
                                 f"need equal sizes), got shape {tuple(keys.shape)}")
