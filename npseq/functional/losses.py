@@ -149,7 +149,7 @@ def masked_softmax_ce_backward(dloss, cache: MaskedSoftmaxCECache):
     Returns:
         ``dlogits`` ``(N, T, V)``.
     """
-    _check_dloss(dloss, cache.probs.shape[:1] if cache.reduction == "none" else (), cache.probs)
+    _check_dloss(dloss, cache)
     xp = backend.get_array_module(cache.probs)
     n, t, _ = cache.probs.shape
     dloss = xp.asarray(dloss, dtype=cache.probs.dtype)
@@ -195,7 +195,7 @@ def mse_loss_backward(dloss, cache: MSECache):
     Returns:
         ``dpred`` ``(*)``, the shape of the prediction.
     """
-    _check_dloss(dloss, (), cache.diff)
+    _check_dloss(dloss, cache)
     xp = backend.get_array_module(cache.diff)
     dloss = xp.asarray(dloss, dtype=cache.diff.dtype)
     return cache.diff * (2.0 * dloss / cache.diff.size)
@@ -246,8 +246,8 @@ def _check_regression(pred, target):
         raise InvalidValueError(f"pred: expected at least one element, got shape {tuple(pred.shape)}")
 
 
-def _check_dloss(dloss, shape, like):
-    """The upstream gradient of a loss (a number or an array) has ``shape``; ``like`` is an array of the loss's
-    backend and dtype."""
-    xp = backend.get_array_module(like)
-    check_shape("dloss", xp.asarray(dloss, dtype=like.dtype), tuple(shape))
+def _check_dloss(dloss, cache):
+    """The upstream gradient of a loss, a number or an array: a scalar, or ``(N,)`` for ``reduction="none"``."""
+    like = cache.diff if isinstance(cache, MSECache) else cache.probs
+    shape = tuple(like.shape[:1]) if getattr(cache, "reduction", None) == "none" else ()
+    check_shape("dloss", backend.get_array_module(like).asarray(dloss, dtype=like.dtype), shape)
