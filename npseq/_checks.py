@@ -245,6 +245,28 @@ def check_recurrent_inputs(x, states: dict, Wx, Wh, biases: dict, gates: int) ->
         check_shape(name, array, shape)
 
 
+
+def check_padding_lens(valid_lens, x) -> None:
+    """``valid_lens`` is ``None`` or ``(N,)`` integers in ``[0, T]`` for the inputs ``x`` ``(N, T, ...)``."""
+    if valid_lens is not None:
+        check_valid_lens("valid_lens", valid_lens, tuple(x.shape[:1]), x.shape[1])
+
+
+def check_state_grads(state, **grads) -> None:
+    """Each upstream gradient of a recurrent step, named by its keyword, is shaped like ``state`` ``(N, H)``."""
+    for name, grad in grads.items():
+        check_shape(name, grad, tuple(state.shape))
+
+
+def check_sequence_grads(dh, cache, **last) -> None:
+    """The upstream gradients of a recurrent sequence: ``dh`` ``(N, T, H)`` for a ``cache`` with ``mask``
+    ``(N, T)`` and ``h_last`` ``(N, H)``, and each gradient of a final state given by keyword (``dh_last``,
+    ``dc_last``; ``None`` means zeros) ``(N, H)``."""
+    check_shape("dh", dh, tuple(cache.mask.shape) + tuple(cache.h_last.shape[1:]))
+    for name, grad in last.items():
+        if grad is not None:
+            check_shape(name, grad, tuple(cache.h_last.shape))
+
 # ---------------------------------------------------------- checks in the source
 def is_check_statement(statement: ast.stmt) -> bool:
     """Whether a function's statement is plumbing rather than maths: a ``check_...(...)`` call, an

@@ -15,6 +15,7 @@ from . import functional as F
 from .errors import InvalidValueError
 from .gradcheck import GradCheckReport, check_function, check_module
 from .models import CaptioningRNN, Transformer, build_seq2seq
+from .samples import edge_lengths, ids, lengths, normal, with_dweights
 
 REGISTRY: dict = {}
 
@@ -27,35 +28,23 @@ def register(name: str):
     return add
 
 
-def _normal(rng, *shape):
-    return backend.asarray(rng.standard_normal(shape))
-
-
-def _ids(rng, high, *shape):
-    return backend.asarray(rng.integers(0, high, size=shape))
-
-
-def _lens(*values):
-    return backend.asarray(backend.numpy.array(values))
-
-
 # ----------------------------------------------------------------- functional
 @register("affine")
 def _affine(rng):
     return check_function(F.affine_forward, F.affine_backward,
-                          {"x": _normal(rng, 3, 2, 2), "w": _normal(rng, 4, 5), "b": _normal(rng, 5)})
+                          {"x": normal(rng, 3, 2, 2), "w": normal(rng, 4, 5), "b": normal(rng, 5)})
 
 
 @register("temporal_affine")
 def _temporal_affine(rng):
     return check_function(F.temporal_affine_forward, F.temporal_affine_backward,
-                          {"x": _normal(rng, 2, 3, 4), "w": _normal(rng, 4, 5), "b": _normal(rng, 5)})
+                          {"x": normal(rng, 2, 3, 4), "w": normal(rng, 4, 5), "b": normal(rng, 5)})
 
 
 @register("word_embedding")
 def _word_embedding(rng):
     return check_function(F.word_embedding_forward, F.word_embedding_backward,
-                          {"x": _ids(rng, 5, 2, 4), "W": _normal(rng, 5, 3)}, grad_names=["W"])
+                          {"x": ids(rng, 5, 2, 4), "W": normal(rng, 5, 3)}, grad_names=["W"])
 
 
 @register("activations")
@@ -67,7 +56,7 @@ def _activations(rng):
                        ("log_softmax", (F.log_softmax_forward, F.log_softmax_backward)),
                        ("relu", (F.relu_forward, F.relu_backward)),
                        ("gelu", (F.gelu_forward, F.gelu_backward))):
-        report = check_function(*pair, {"x": _normal(rng, 3, 4)})
+        report = check_function(*pair, {"x": normal(rng, 3, 4)})
         for row in report.rows:
             row.name = f"{name}: {row.name}"
         rows += report.rows
@@ -78,29 +67,29 @@ def _activations(rng):
 def _dropout(rng):
     seed = int(rng.integers(2**31))
     return check_function(lambda x: F.dropout_forward(x, 0.4, backend.numpy.random.default_rng(seed)),
-                          F.dropout_backward, {"x": _normal(rng, 3, 4)})
+                          F.dropout_backward, {"x": normal(rng, 3, 4)})
 
 
 @register("masked_softmax")
 def _masked_softmax(rng):
     return check_function(F.masked_softmax, F.masked_softmax_backward,
-                          {"scores": _normal(rng, 3, 2, 4), "valid_lens": _lens(4, 1, 0)})
+                          {"scores": normal(rng, 3, 2, 4), "valid_lens": edge_lengths(4)})
 
 
 def _recurrent(forward, backward, gates, rng, biases=1, **kwargs):
     n, t, d, h = 2, 3, 3, 4
-    inputs = {"x": _normal(rng, n, t, d), "h0": _normal(rng, n, h), "Wx": 0.5 * _normal(rng, d, gates * h),
-              "Wh": 0.5 * _normal(rng, h, gates * h)}
+    inputs = {"x": normal(rng, n, t, d), "h0": normal(rng, n, h), "Wx": 0.5 * normal(rng, d, gates * h),
+              "Wh": 0.5 * normal(rng, h, gates * h)}
     for i in range(biases):
-        inputs[f"b{i}"] = _normal(rng, gates * h)
+        inputs[f"b{i}"] = normal(rng, gates * h)
     return check_function(forward, backward, inputs, kwargs=kwargs)
 
 
 @register("rnn_step")
 def _rnn_step(rng):
     return check_function(F.rnn_step_forward, F.rnn_step_backward,
-                          {"x": _normal(rng, 2, 3), "prev_h": _normal(rng, 2, 4), "Wx": _normal(rng, 3, 4),
-                           "Wh": _normal(rng, 4, 4), "b": _normal(rng, 4)})
+                          {"x": normal(rng, 2, 3), "prev_h": normal(rng, 2, 4), "Wx": normal(rng, 3, 4),
+                           "Wh": normal(rng, 4, 4), "b": normal(rng, 4)})
 
 
 @register("rnn")
@@ -111,8 +100,8 @@ def _rnn(rng):
 @register("lstm_step")
 def _lstm_step(rng):
     return check_function(F.lstm_step_forward, F.lstm_step_backward,
-                          {"x": _normal(rng, 2, 3), "prev_h": _normal(rng, 2, 4), "prev_c": _normal(rng, 2, 4),
-                           "Wx": _normal(rng, 3, 16), "Wh": _normal(rng, 4, 16), "b": _normal(rng, 16)})
+                          {"x": normal(rng, 2, 3), "prev_h": normal(rng, 2, 4), "prev_c": normal(rng, 2, 4),
+                           "Wx": normal(rng, 3, 16), "Wh": normal(rng, 4, 16), "b": normal(rng, 16)})
 
 
 @register("lstm")
@@ -124,8 +113,8 @@ for _variant in (False, True):
     @register(f"gru_step (reset_after={_variant})")
     def _gru_step(rng, reset_after=_variant):
         return check_function(F.gru_step_forward, F.gru_step_backward,
-                              {"x": _normal(rng, 2, 3), "prev_h": _normal(rng, 2, 4), "Wx": _normal(rng, 3, 12),
-                               "Wh": _normal(rng, 4, 12), "bx": _normal(rng, 12), "bh": _normal(rng, 12)},
+                              {"x": normal(rng, 2, 3), "prev_h": normal(rng, 2, 4), "Wx": normal(rng, 3, 12),
+                               "Wh": normal(rng, 4, 12), "bx": normal(rng, 12), "bh": normal(rng, 12)},
                               kwargs={"reset_after": reset_after})
 
     @register(f"gru (reset_after={_variant})")
@@ -133,66 +122,61 @@ for _variant in (False, True):
         return _recurrent(F.gru_forward, F.gru_backward, 3, rng, biases=2, reset_after=reset_after)
 
 
-def _weights_too(backward):
-    """Attention forwards return ``(context, weights, cache)``; their backward takes ``dweights`` last."""
-    return lambda dcontext, dweights, cache: backward(dcontext, cache, dweights)
-
-
 def _attention_inputs(rng, dq=3, dk=3):
-    return {"queries": _normal(rng, 2, 2, dq), "keys": _normal(rng, 2, 4, dk), "values": _normal(rng, 2, 4, 3)}
+    return {"queries": normal(rng, 2, 2, dq), "keys": normal(rng, 2, 4, dk), "values": normal(rng, 2, 4, 3)}
 
 
 @register("dot_attention")
 def _dot_attention(rng):
-    inputs = dict(_attention_inputs(rng), valid_lens=_lens(4, 2))
-    return check_function(F.dot_attention_forward, _weights_too(F.dot_attention_backward), inputs)
+    inputs = dict(_attention_inputs(rng), valid_lens=lengths([4, 2]))
+    return check_function(F.dot_attention_forward, with_dweights(F.dot_attention_backward), inputs)
 
 
 @register("general_attention")
 def _general_attention(rng):
-    inputs = dict(_attention_inputs(rng, 3, 5), W=0.5 * _normal(rng, 3, 5), valid_lens=_lens(3, 1))
-    return check_function(F.general_attention_forward, _weights_too(F.general_attention_backward), inputs)
+    inputs = dict(_attention_inputs(rng, 3, 5), W=0.5 * normal(rng, 3, 5), valid_lens=lengths([3, 1]))
+    return check_function(F.general_attention_forward, with_dweights(F.general_attention_backward), inputs)
 
 
 @register("additive_attention")
 def _additive_attention(rng):
-    inputs = dict(_attention_inputs(rng, 3, 5), Wq=0.5 * _normal(rng, 3, 4),
-                  Wk=0.5 * _normal(rng, 5, 4), wv=_normal(rng, 4),
-                  valid_lens=_lens(2, 4))
-    return check_function(F.additive_attention_forward, _weights_too(F.additive_attention_backward), inputs)
+    inputs = dict(_attention_inputs(rng, 3, 5), Wq=0.5 * normal(rng, 3, 4),
+                  Wk=0.5 * normal(rng, 5, 4), wv=normal(rng, 4),
+                  valid_lens=lengths([2, 4]))
+    return check_function(F.additive_attention_forward, with_dweights(F.additive_attention_backward), inputs)
 
 
 # -------------------------------------------------------------------- modules
 @register("Linear")
 def _linear(rng):
-    return check_module(nn.Linear(4, 3, rng=rng, dtype="float64"), {"x": _normal(rng, 2, 3, 4)})
+    return check_module(nn.Linear(4, 3, rng=rng, dtype="float64"), {"x": normal(rng, 2, 3, 4)})
 
 
 @register("GRU layer (2 layers, bidirectional, padded)")
 def _gru_layer(rng):
     layer = nn.GRU(3, 4, num_layers=2, bidirectional=True, reset_after=True, rng=rng, dtype="float64")
-    return check_module(layer, {"x": _normal(rng, 3, 4, 3), "valid_lens": _lens(4, 1, 3)},
+    return check_module(layer, {"x": normal(rng, 3, 4, 3), "valid_lens": lengths([4, 1, 3])},
                         h=1e-3, order=4)
 
 
 @register("LSTM layer (2 layers, bidirectional, padded)")
 def _lstm_layer(rng):
     layer = nn.LSTM(3, 4, num_layers=2, bidirectional=True, rng=rng, dtype="float64")
-    return check_module(layer, {"x": _normal(rng, 3, 4, 3), "valid_lens": _lens(4, 1, 3)},
+    return check_module(layer, {"x": normal(rng, 3, 4, 3), "valid_lens": lengths([4, 1, 3])},
                         h=1e-3, order=4)
 
 
 @register("AdditiveAttention")
 def _additive_module(rng):
     layer = nn.AdditiveAttention(5, 3, 4, rng=rng, dtype="float64")
-    return check_module(layer, dict(_attention_inputs(rng, 3, 5), valid_lens=_lens(3, 4)))
+    return check_module(layer, dict(_attention_inputs(rng, 3, 5), valid_lens=lengths([3, 4])))
 
 
 @register("MaskedSoftmaxCELoss")
 def _masked_ce(rng):
     loss = nn.MaskedSoftmaxCELoss("mean")
-    return check_module(loss, {"logits": _normal(rng, 2, 3, 5), "labels": _ids(rng, 5, 2, 3),
-                               "valid_lens": _lens(3, 1)})
+    return check_module(loss, {"logits": normal(rng, 2, 3, 5), "labels": ids(rng, 5, 2, 3),
+                               "valid_lens": lengths([3, 1])})
 
 
 def _seq2seq(rng, decoder, cell, **options):
@@ -201,8 +185,8 @@ def _seq2seq(rng, decoder, cell, **options):
     # Larger weights make attention non-uniform, lifting every gradient well above rounding.
     for name, param in model.named_parameters():
         param.data *= 5.0 if "attention" in name else 2.0
-    inputs = {"src": _ids(rng, 6, 2, 3), "tgt_in": _ids(rng, 5, 2, 3),
-              "src_valid_lens": _lens(3, 1)}
+    inputs = {"src": ids(rng, 6, 2, 3), "tgt_in": ids(rng, 5, 2, 3),
+              "src_valid_lens": lengths([3, 1])}
     return check_module(model, inputs, h=1e-3, order=4)
 
 
@@ -217,22 +201,22 @@ for _decoder, _cell in (("plain", "lstm"), ("bahdanau", "gru"), ("luong", "gru")
 @register("layer_norm")
 def _layer_norm(rng):
     return check_function(F.layer_norm_forward, F.layer_norm_backward,
-                          {"x": _normal(rng, 2, 3, 5), "gamma": _normal(rng, 5), "beta": _normal(rng, 5)})
+                          {"x": normal(rng, 2, 3, 5), "gamma": normal(rng, 5), "beta": normal(rng, 5)})
 
 
 @register("scaled_dot_product_attention (heads, padding, causal)")
 def _scaled_dot_product_attention(rng):
-    inputs = {"queries": _normal(rng, 3, 2, 4, 3), "keys": _normal(rng, 3, 2, 4, 3),
-              "values": _normal(rng, 3, 2, 4, 2), "valid_lens": _lens(4, 2, 1)}
+    inputs = {"queries": normal(rng, 3, 2, 4, 3), "keys": normal(rng, 3, 2, 4, 3),
+              "values": normal(rng, 3, 2, 4, 2), "valid_lens": lengths([4, 2, 1])}
     return check_function(F.scaled_dot_product_attention_forward,
-                          _weights_too(F.scaled_dot_product_attention_backward), inputs, kwargs={"causal": True})
+                          with_dweights(F.scaled_dot_product_attention_backward), inputs, kwargs={"causal": True})
 
 
 def _multihead_inputs(rng, dq=5, dk=3, dv=4, hidden=6, do=5):
     sizes = {"W_q": (dq, hidden), "b_q": (hidden,), "W_k": (dk, hidden), "b_k": (hidden,),
              "W_v": (dv, hidden), "b_v": (hidden,), "W_o": (hidden, do), "b_o": (do,)}
-    inputs = {"queries": _normal(rng, 2, 3, dq), "keys": _normal(rng, 2, 4, dk), "values": _normal(rng, 2, 4, dv)}
-    return dict(inputs, **{name: 0.7 * _normal(rng, *shape) for name, shape in sizes.items()})
+    inputs = {"queries": normal(rng, 2, 3, dq), "keys": normal(rng, 2, 4, dk), "values": normal(rng, 2, 4, dv)}
+    return dict(inputs, **{name: 0.7 * normal(rng, *shape) for name, shape in sizes.items()})
 
 
 # The key bias shifts all scores of a query alike, which the softmax ignores: its true gradient
@@ -254,7 +238,7 @@ def _multihead_pair(num_heads, **kwargs):
 
 @register("multihead_attention (2 heads, padding)")
 def _multihead_attention(rng):
-    return check_function(*_multihead_pair(2, valid_lens=_lens(3, 1)), _multihead_inputs(rng),
+    return check_function(*_multihead_pair(2, valid_lens=lengths([3, 1])), _multihead_inputs(rng),
                           grad_names=_MULTIHEAD_CHECKED)
 
 
@@ -266,19 +250,19 @@ def _multihead_attention_causal(rng):
 @register("add_positions")
 def _add_positions(rng):
     return check_function(F.add_positions_forward, F.add_positions_backward,
-                          {"x": _normal(rng, 2, 3, 4), "positions": _normal(rng, 5, 4)})
+                          {"x": normal(rng, 2, 3, 4), "positions": normal(rng, 5, 4)})
 
 
 def _feed_forward_inputs(rng, dim=4, hidden=6):
-    return {"W1": 0.7 * _normal(rng, dim, hidden), "b1": _normal(rng, hidden),
-            "W2": 0.7 * _normal(rng, hidden, dim), "b2": _normal(rng, dim)}
+    return {"W1": 0.7 * normal(rng, dim, hidden), "b1": normal(rng, hidden),
+            "W2": 0.7 * normal(rng, hidden, dim), "b2": normal(rng, dim)}
 
 
 for _activation in ("relu", "gelu"):
     @register(f"feed_forward ({_activation})")
     def _feed_forward(rng, activation=_activation):
         return check_function(F.feed_forward_forward, F.feed_forward_backward,
-                              dict(x=_normal(rng, 2, 3, 4), **_feed_forward_inputs(rng)),
+                              dict(x=normal(rng, 2, 3, 4), **_feed_forward_inputs(rng)),
                               kwargs={"activation": activation})
 
 
@@ -302,7 +286,7 @@ for _order in F.NORM_ORDERS:
     register(f"residual_norm ({_order}-norm)")(
         lambda rng, order=_order: check_function(
             *_residual_pair(order),
-            dict(x=_normal(rng, 2, 3, 4), gamma=1 + 0.3 * _normal(rng, 4), beta=_normal(rng, 4),
+            dict(x=normal(rng, 2, 3, 4), gamma=1 + 0.3 * normal(rng, 4), beta=normal(rng, 4),
                  **_feed_forward_inputs(rng))))
 
 
@@ -322,34 +306,31 @@ def run_checks(names=None, seed: int = 0):
 @register("mse_loss")
 def _mse_loss(rng):
     return check_function(F.mse_loss_forward, F.mse_loss_backward,
-                          {"pred": _normal(rng, 3, 4), "target": _normal(rng, 3, 4)}, grad_names=["pred"])
+                          {"pred": normal(rng, 3, 4), "target": normal(rng, 3, 4)}, grad_names=["pred"])
 
 
 # ------------------------------------------------------------ local attention
-def _local_pooling(dcontext, dweights, cache):
-    return F.local_attention_pooling_backward(dcontext, cache, dweights)
-
-
 @register("local attention pooling (local-p window, centres near both ends, padding)")
 def _local_pooling_check(rng):
     # Centres near 0 and near S_n = 4; no window edge (|s - p| = D) within a step h of them.
-    inputs = {"scores": _normal(rng, 2, 2, 6), "values": _normal(rng, 2, 6, 3),
+    inputs = {"scores": normal(rng, 2, 2, 6), "values": normal(rng, 2, 6, 3),
               "centers": backend.asarray(backend.numpy.array([[0.05, 3.3], [0.2, 3.95]]))}
     return check_function(lambda scores, values, centers: F.local_attention_pooling_forward(
-        scores, values, centers, _lens(6, 4), 3, gaussian=True), _local_pooling, inputs)
+        scores, values, centers, lengths([6, 4]), 3, gaussian=True),
+                          with_dweights(F.local_attention_pooling_backward), inputs)
 
 
 @register("predictive_position (local-p)")
 def _predictive_position(rng):
-    inputs = {"queries": _normal(rng, 2, 3, 4), "Wp": _normal(rng, 4, 5), "vp": _normal(rng, 5)}
-    return check_function(lambda q, Wp, vp: F.predictive_position_forward(q, Wp, vp, _lens(6, 3)),
+    inputs = {"queries": normal(rng, 2, 3, 4), "Wp": normal(rng, 4, 5), "vp": normal(rng, 5)}
+    return check_function(lambda q, Wp, vp: F.predictive_position_forward(q, Wp, vp, lengths([6, 3])),
                           F.predictive_position_backward, inputs)
 
 
 @register("location_scores")
 def _location_scores(rng):
     return check_function(F.location_scores_forward, F.location_scores_backward,
-                          {"queries": _normal(rng, 2, 3, 4), "Wa": _normal(rng, 4, 7)}, kwargs={"num_keys": 5})
+                          {"queries": normal(rng, 2, 3, 4), "Wa": normal(rng, 4, 7)}, kwargs={"num_keys": 5})
 
 
 for _mode, _score in (("local-m", "general"), ("local-p", "concat"), ("local-p", "dot")):
@@ -358,8 +339,8 @@ for _mode, _score in (("local-m", "general"), ("local-p", "concat"), ("local-p",
         key_size = 4 if score == "dot" else 5
         layer = nn.LocalAttention(4, key_size, mode=mode, score=score, half_width=3, num_hiddens=6, rng=rng,
                                   dtype="float64")
-        inputs = {"queries": _normal(rng, 2, 2, 4), "keys": _normal(rng, 2, 6, key_size),
-                  "values": _normal(rng, 2, 6, 3), "source_lens": _lens(6, 3), "step": 1}
+        inputs = {"queries": normal(rng, 2, 2, 4), "keys": normal(rng, 2, 6, key_size),
+                  "values": normal(rng, 2, 6, 3), "source_lens": lengths([6, 3]), "step": 1}
         # W_p's gradient passes through a sigmoid and a Gaussian and can be ~1e-6: a wider, fourth-order
         # stencil keeps the finite differences' rounding error far below it.
         return check_module(layer, inputs, h=1e-3, order=4)
@@ -376,17 +357,17 @@ for _attention, _cell in (("local-m", "lstm"), ("local-p", "gru")):
 def _conditioned_inputs(rng, cell, mode):
     """x (2, 4, 3), v (2, 5), H = 3; ``every_step``: h0 and Wv (F, kH); ``first_step``: Wv (F, H) and bv."""
     width = {"rnn": 1, "gru": 3, "lstm": 4}[cell] * 3
-    inputs = {"x": _normal(rng, 2, 4, 3), "v": _normal(rng, 2, 5)}
+    inputs = {"x": normal(rng, 2, 4, 3), "v": normal(rng, 2, 5)}
     if mode == "every_step":
-        inputs.update(h0=_normal(rng, 2, 3), Wx=_normal(rng, 3, width), Wh=_normal(rng, 3, width),
-                      Wv=_normal(rng, 5, width))
+        inputs.update(h0=normal(rng, 2, 3), Wx=normal(rng, 3, width), Wh=normal(rng, 3, width),
+                      Wv=normal(rng, 5, width))
     else:
-        inputs.update(Wv=_normal(rng, 5, 3), bv=_normal(rng, 3), Wx=_normal(rng, 3, width),
-                      Wh=_normal(rng, 3, width))
+        inputs.update(Wv=normal(rng, 5, 3), bv=normal(rng, 3), Wx=normal(rng, 3, width),
+                      Wh=normal(rng, 3, width))
     if cell == "gru":
-        inputs.update(bx=_normal(rng, width), bh=_normal(rng, width))
+        inputs.update(bx=normal(rng, width), bh=normal(rng, width))
     else:
-        inputs.update(b=_normal(rng, width))
+        inputs.update(b=normal(rng, width))
     return inputs
 
 
@@ -399,14 +380,14 @@ for _mode in ("every_step", "first_step"):
         def _conditioned(rng, cell=_cell, mode=_mode, options=_options):
             forward, backward = getattr(F, f"{cell}_{mode}_forward"), getattr(F, f"{cell}_{mode}_backward")
             return check_function(forward, backward, _conditioned_inputs(rng, cell, mode),
-                                  kwargs=dict(options, valid_lens=_lens(4, 2)), time_axes={"x": 1}, h=1e-3, order=4)
+                                  kwargs=dict(options, valid_lens=lengths([4, 2])), time_axes={"x": 1}, h=1e-3, order=4)
 
 
 for _mode, _cell in (("every_step", "gru"), ("every_step", "lstm"), ("first_step", "gru"), ("first_step", "lstm")):
     @register(f"CaptioningRNN ({_mode.replace('_', ' ')}, {_cell}, padding)")
     def _captioning(rng, mode=_mode, cell=_cell):
         model = CaptioningRNN(5, 7, 4, mode=mode, cell=cell, embed_size=3, rng=rng, dtype="float64")
-        inputs = {"features": _normal(rng, 3, 5), "captions_in": _ids(rng, 7, 3, 4), "valid_lens": _lens(4, 2, 1)}
+        inputs = {"features": normal(rng, 3, 5), "captions_in": ids(rng, 7, 3, 4), "valid_lens": lengths([4, 2, 1])}
         return check_module(model, inputs, h=1e-3, order=4)
 
 
@@ -428,13 +409,13 @@ for _order in F.NORM_ORDERS:
     @register(f"TransformerEncoderBlock ({_order}-norm, 3 heads, padding)")
     def _encoder_block(rng, order=_order):
         block = nn.TransformerEncoderBlock(6, 10, 3, norm=order, rng=rng, dtype="float64")
-        return _without_key_biases(check_module(block, {"x": _normal(rng, 2, 4, 6), "valid_lens": _lens(4, 2)},
+        return _without_key_biases(check_module(block, {"x": normal(rng, 2, 4, 6), "valid_lens": lengths([4, 2])},
                                                 h=_BLOCK_STEP, order=4))
 
     @register(f"TransformerDecoderBlock ({_order}-norm, 2 heads, causal, padded source)")
     def _decoder_block(rng, order=_order):
         block = nn.TransformerDecoderBlock(6, 10, 2, norm=order, rng=rng, dtype="float64")
-        inputs = {"x": _normal(rng, 2, 3, 6), "enc_outputs": _normal(rng, 2, 4, 6), "enc_valid_lens": _lens(4, 2)}
+        inputs = {"x": normal(rng, 2, 3, 6), "enc_outputs": normal(rng, 2, 4, 6), "enc_valid_lens": lengths([4, 2])}
         return _without_key_biases(check_module(block, inputs, h=_BLOCK_STEP, order=4))
 
 
@@ -446,7 +427,7 @@ def _transformer(rng):
     # model's parameters four times, so a model of ~900 parameters costs a third of one of ~2,900.
     model = Transformer(7, 6, num_hiddens=4, ffn_num_hiddens=6, num_heads=2, num_layers=2, dropout=0.0,
                         activation="gelu", rng=int(rng.integers(2**31)), dtype="float64")
-    inputs = {"src": _ids(rng, 7, 2, 5), "tgt_in": _ids(rng, 6, 2, 4), "src_valid_lens": _lens(5, 2)}
+    inputs = {"src": ids(rng, 7, 2, 5), "tgt_in": ids(rng, 6, 2, 4), "src_valid_lens": lengths([5, 2])}
     # The sqrt(D)-scaled embeddings put curvature into the loss that second-order differences with h = 1e-5
     # resolve only to ~1e-7; a wider fourth-order stencil (as for the recurrent models) is exact to ~1e-9.
     return _without_key_biases(check_module(model, inputs, h=1e-3, order=4))

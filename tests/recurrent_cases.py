@@ -7,6 +7,7 @@ import numpy as np
 
 from npseq.functional import recurrent as ref
 from npseq.functional import sequence as seq
+from npseq.samples import valid_mask
 
 GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 KINDS = [("rnn", False), ("lstm", False), ("gru", False), ("gru", True)]  # (cell, reset_after)
@@ -72,7 +73,7 @@ def reference_run(kind, x, h0, c0, params, lens, dh, dh_last=None, dc_last=None,
     :math:`g_t = \\delta_t + m_t dy_t`, step backward of :math:`m_t g_t`,
     :math:`\\delta_{t-1} = dh_{prev} + (1 - m_t) g_t` (the cell state likewise)."""
     N, T, _ = x.shape
-    m = np.ones((T, N, 1)) if lens is None else (np.arange(T)[:, None] < lens[None, :])[:, :, None] * 1.0
+    m = np.ones((T, N, 1)) if lens is None else valid_mask(lens, T).T[:, :, None] * 1.0
     p = list(params.values())
     h, c, steps, outs = h0, c0, [], []
     for t in range(T):

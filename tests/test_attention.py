@@ -22,6 +22,8 @@ from npseq.functional.attention import (
 )
 from npseq.gradcheck import GradCheckReport, check_function, check_module, compare, numerical_gradient, rel_error
 from npseq.nn.attention import AdditiveAttention, DotProductAttention, GeneralAttention
+from npseq.samples import normal as _normal
+from npseq.samples import with_dweights
 
 N, Q, K, DQ, DK, DV, H = 2, 3, 4, 3, 5, 2, 4
 
@@ -30,10 +32,6 @@ LENS = {
     "per_example": np.array([3, 0]),              # the second example has no valid key at all
     "per_query": np.array([[1, 4, 0], [2, 3, 4]]),
 }
-
-
-def _normal(rng, *shape, scale=1.0, dtype=np.float64):
-    return (scale * rng.standard_normal(shape)).astype(dtype)
 
 
 def make_inputs(kind, seed=0, lens=None, dtype=np.float64, n=N, q=Q, k=K):
@@ -78,11 +76,6 @@ def context_only(forward):
         context, _, cache = forward(*args, **kwargs)
         return context, cache
     return wrapped
-
-
-def with_dweights(backward):
-    """``check_function`` hands one upstream gradient per output: ``(dcontext, dweights, cache)``."""
-    return lambda dcontext, dweights, cache: backward(dcontext, cache, dweights)
 
 
 # ---------------------------------------------------------------- gradients

@@ -10,25 +10,24 @@ from npseq import functional as F
 from npseq.errors import InvalidValueError
 from npseq.gradcheck import check_function
 from npseq.gradient_checks import REGISTRY, run_checks
+from npseq.samples import normal
 
 
 def problem(kind, mode, N, T, D, Fv, H, seed, scale=0.5):
     """The forward's positional inputs by name, in the order of its signature."""
     rng = np.random.default_rng(seed)
     width = GATES[kind] * H
-
-    def normal(*shape):
-        return scale * rng.standard_normal(shape)
-
-    inputs = {"x": rng.standard_normal((N, T, D)), "v": rng.standard_normal((N, Fv))}
+    inputs = {"x": normal(rng, N, T, D), "v": normal(rng, N, Fv)}
     if mode == "every_step":
-        inputs.update(h0=normal(N, H), Wx=normal(D, width), Wh=normal(H, width), Wv=normal(Fv, width))
+        inputs.update(h0=normal(rng, N, H, scale=scale), Wx=normal(rng, D, width, scale=scale),
+                      Wh=normal(rng, H, width, scale=scale), Wv=normal(rng, Fv, width, scale=scale))
     else:
-        inputs.update(Wv=normal(Fv, H), bv=normal(H), Wx=normal(D, width), Wh=normal(H, width))
+        inputs.update(Wv=normal(rng, Fv, H, scale=scale), bv=normal(rng, H, scale=scale),
+                      Wx=normal(rng, D, width, scale=scale), Wh=normal(rng, H, width, scale=scale))
     if kind == "gru":
-        inputs.update(bx=normal(width), bh=normal(width))
+        inputs.update(bx=normal(rng, width, scale=scale), bh=normal(rng, width, scale=scale))
     else:
-        inputs.update(b=normal(width))
+        inputs.update(b=normal(rng, width, scale=scale))
     return inputs
 
 

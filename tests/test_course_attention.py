@@ -15,6 +15,7 @@ from npseq.course.sets import attention as attention_set
 from npseq.errors import InvalidIndexError, InvalidValueError
 from npseq.gradcheck import check_function, rel_error
 from npseq.nn import LocalAttention
+from npseq.samples import normal
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TORCH_TOL = 1e-10
@@ -26,14 +27,10 @@ HANDOUT = sheet.names_of_sets(["attention"])
 """The set with what it builds on."""
 
 
-def _normal(rng, *shape, scale=1.0):
-    return scale * rng.standard_normal(shape)
-
-
 def local_p_inputs(rng, n, q, k, dq=3, dk=4, dv=2, hidden=3):
-    return {"queries": _normal(rng, n, q, dq), "keys": _normal(rng, n, k, dk), "values": _normal(rng, n, k, dv),
-            "W": _normal(rng, dq, dk, scale=0.5), "Wp": _normal(rng, dq, hidden, scale=0.5),
-            "vp": _normal(rng, hidden, scale=1.5)}
+    return {"queries": normal(rng, n, q, dq), "keys": normal(rng, n, k, dk), "values": normal(rng, n, k, dv),
+            "W": normal(rng, dq, dk, scale=0.5), "Wp": normal(rng, dq, hidden, scale=0.5),
+            "vp": normal(rng, hidden, scale=1.5)}
 
 
 def local_p_clear_inputs(rng, n, q, k, lens, half_width, **sizes):
@@ -52,7 +49,7 @@ def _local_p(lens, half_width):
 
 
 def masked_inputs(rng, n, q, k, d=3, dv=2):
-    return {"queries": _normal(rng, n, q, d), "keys": _normal(rng, n, k, d), "values": _normal(rng, n, k, dv)}
+    return {"queries": normal(rng, n, q, d), "keys": normal(rng, n, k, d), "values": normal(rng, n, k, dv)}
 
 
 def _masked(valid_lens, causal):
@@ -190,9 +187,9 @@ def test_score_functions_match_torch():
     """npseq's general and concat score pairs, the engines of the first two exercises."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(5)
-    general = {"queries": _normal(rng, 2, 3, 3), "keys": _normal(rng, 2, 4, 5), "W": _normal(rng, 3, 5)}
-    concat = {"queries": _normal(rng, 2, 3, 3), "keys": _normal(rng, 2, 4, 5), "Wq": _normal(rng, 3, 4, scale=0.5),
-              "Wk": _normal(rng, 5, 4, scale=0.5), "wv": _normal(rng, 4)}
+    general = {"queries": normal(rng, 2, 3, 3), "keys": normal(rng, 2, 4, 5), "W": normal(rng, 3, 5)}
+    concat = {"queries": normal(rng, 2, 3, 3), "keys": normal(rng, 2, 4, 5), "Wq": normal(rng, 3, 4, scale=0.5),
+              "Wk": normal(rng, 5, 4, scale=0.5), "wv": normal(rng, 4)}
     pairs = ((F.general_scores_forward, F.general_scores_backward, general,
               lambda t: (t["queries"] @ t["W"] @ t["keys"].transpose(1, 2),)),
              (F.concat_scores_forward, F.concat_scores_backward, concat,

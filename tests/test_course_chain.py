@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from npseq.course import handout, sheet
 from npseq.course.cases import chain as chain_cases
-from npseq.course.cases import normal
 from npseq.course.exercise import solution_source
 from npseq.course.references import chain as reference
 from npseq.course.sets import chain as chain_set
 from npseq.errors import InvalidValueError
 from npseq.gradcheck import gradient_error
+from npseq.samples import normal, valid_mask
 
 LINKS = reference.TranslatorStepGrads._fields
 STEP = sheet.EXERCISE_BY_NAME["translator_step_backward"]
@@ -127,7 +127,7 @@ def _torch_step(torch, inputs, dloss):
     keys = keep("enc_outputs", torch.stack(outputs, dim=1))
     state = keep("encoder_state", h)
     target = keep("target_embedded", p["W_tgt_embed"][torch.tensor(inputs["target_in"])])
-    valid = torch.arange(s)[None, :] < lens[:, None]
+    valid = torch.tensor(valid_mask(inputs["source_lens"], s))
     states = []
     for t in range(target.shape[1]):
         scores = torch.tanh((state @ p["Wq"])[:, None, :] + keys @ p["Wk"]) @ p["wv"]

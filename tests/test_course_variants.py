@@ -13,6 +13,7 @@ from npseq.course.references import variants as R
 from npseq.course.sets import variants as variants_set
 from npseq.errors import InvalidValueError
 from npseq.gradcheck import check_function, rel_error
+from npseq.samples import normal
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TORCH_TOL = 1e-10
@@ -22,33 +23,29 @@ EXERCISES = variants_set.EXERCISES
 NAMES = [exercise.name for exercise in EXERCISES]
 
 
-def _normal(rng, *shape, scale=1.0):
-    return scale * rng.standard_normal(shape)
-
-
 def peephole_inputs(rng, n, d, hidden):
-    return {"x": _normal(rng, n, d), "prev_h": _normal(rng, n, hidden), "prev_c": _normal(rng, n, hidden),
-            "Wx": _normal(rng, d, 4 * hidden, scale=0.5), "Wh": _normal(rng, hidden, 4 * hidden, scale=0.5),
-            "b": _normal(rng, 4 * hidden), "p_i": _normal(rng, hidden, scale=0.3),
-            "p_f": _normal(rng, hidden, scale=0.3), "p_o": _normal(rng, hidden, scale=0.3)}
+    return {"x": normal(rng, n, d), "prev_h": normal(rng, n, hidden), "prev_c": normal(rng, n, hidden),
+            "Wx": normal(rng, d, 4 * hidden, scale=0.5), "Wh": normal(rng, hidden, 4 * hidden, scale=0.5),
+            "b": normal(rng, 4 * hidden), "p_i": normal(rng, hidden, scale=0.3),
+            "p_f": normal(rng, hidden, scale=0.3), "p_o": normal(rng, hidden, scale=0.3)}
 
 
 def coupled_inputs(rng, n, d, hidden):
-    return {"x": _normal(rng, n, d), "prev_h": _normal(rng, n, hidden), "prev_c": _normal(rng, n, hidden),
-            "Wx": _normal(rng, d, 3 * hidden, scale=0.5), "Wh": _normal(rng, hidden, 3 * hidden, scale=0.5),
-            "b": _normal(rng, 3 * hidden)}
+    return {"x": normal(rng, n, d), "prev_h": normal(rng, n, hidden), "prev_c": normal(rng, n, hidden),
+            "Wx": normal(rng, d, 3 * hidden, scale=0.5), "Wh": normal(rng, hidden, 3 * hidden, scale=0.5),
+            "b": normal(rng, 3 * hidden)}
 
 
 def mgu_inputs(rng, n, d, hidden):
-    return {"x": _normal(rng, n, d), "prev_h": _normal(rng, n, hidden),
-            "Wx": _normal(rng, d, 2 * hidden, scale=0.5), "Wh": _normal(rng, hidden, 2 * hidden, scale=0.5),
-            "b": _normal(rng, 2 * hidden)}
+    return {"x": normal(rng, n, d), "prev_h": normal(rng, n, hidden),
+            "Wx": normal(rng, d, 2 * hidden, scale=0.5), "Wh": normal(rng, hidden, 2 * hidden, scale=0.5),
+            "b": normal(rng, 2 * hidden)}
 
 
 def layer_norm_inputs(rng, n, d, hidden):
-    return {"x": _normal(rng, n, d), "prev_h": _normal(rng, n, hidden), "Wx": _normal(rng, d, hidden),
-            "Wh": _normal(rng, hidden, hidden), "gamma": 1 + _normal(rng, hidden, scale=0.5),
-            "beta": _normal(rng, hidden, scale=0.5)}
+    return {"x": normal(rng, n, d), "prev_h": normal(rng, n, hidden), "Wx": normal(rng, d, hidden),
+            "Wh": normal(rng, hidden, hidden), "gamma": 1 + normal(rng, hidden, scale=0.5),
+            "beta": normal(rng, hidden, scale=0.5)}
 
 
 CELLS = {

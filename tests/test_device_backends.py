@@ -27,6 +27,7 @@ from npseq.gradient_checks import REGISTRY
 from npseq.models import RNNLM, build_seq2seq
 from npseq.nn import GRU, MaskedSoftmaxCELoss
 from npseq.optim import SGD, Adagrad, Adam, clip_grad_norm
+from npseq.samples import valid_mask
 from npseq.train import evaluate_perplexity, predict, train_lm, train_seq2seq_step
 
 TOLERANCE = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=1e-4, atol=1e-6)}
@@ -94,8 +95,8 @@ def synthetic_batches(num_batches=TRAINING_STEPS, n=4, t=6, seed=0):
     for _ in range(num_batches):
         X_len, Y_len = rng.integers(1, t + 1, size=n), rng.integers(1, t + 1, size=n)
         X, Y = rng.integers(3, SRC_VOCAB, size=(n, t)), rng.integers(3, TGT_VOCAB, size=(n, t))
-        X[np.arange(t)[None, :] >= X_len[:, None]] = 0
-        Y[np.arange(t)[None, :] >= Y_len[:, None]] = 0
+        X[~valid_mask(X_len, t)] = 0
+        Y[~valid_mask(Y_len, t)] = 0
         batches.append((X, X_len, Y, Y_len))
     return batches
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from npseq import functional as F
 from npseq.gradcheck import check_function, compare, numerical_gradient
+from npseq.samples import valid_mask
 
 
 def rng_for(seed):
@@ -217,7 +218,7 @@ def test_masked_softmax_gradient_and_invariants(n, q, k, per_query, seed):
     assert report.ok, report
     weights, _ = F.masked_softmax(scores, valid_lens)
     lens = np.broadcast_to(valid_lens if per_query else valid_lens[:, None], (n, q))
-    masked = np.arange(k)[None, None, :] >= lens[:, :, None]
+    masked = ~valid_mask(lens, k)
     assert np.all(weights[masked] == 0.0)
     np.testing.assert_allclose(weights.sum(-1), (lens > 0).astype(float), rtol=1e-12)
 

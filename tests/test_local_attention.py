@@ -11,21 +11,11 @@ from npseq.functional import local_attention as L
 from npseq.functional import scores as S
 from npseq.gradcheck import check_function, check_module
 from npseq.nn import LocalAttention
+from npseq.samples import normal as _normal
+from npseq.samples import with_dweights
 
 N, Q, K, DQ, DK, DV, H = 2, 3, 7, 4, 5, 3, 6
 SOURCE_LENS = np.array([7, 4])
-
-
-def _normal(rng, *shape, scale=1.0):
-    return rng.standard_normal(shape) * scale
-
-
-def with_dweights(backward, keep=None):
-    """check_function hands (dcontext, dweights, cache); the pooling backward takes (dcontext, cache, dweights)."""
-    def wrapped(dcontext, dweights, cache):
-        grads = backward(dcontext, cache, dweights)
-        return grads if keep is None else grads[:keep]
-    return wrapped
 
 
 # ------------------------------------------------------------------ the window

@@ -8,6 +8,7 @@ from optional_tools import require
 from npseq import functional as F
 from npseq import nn
 from npseq.gradcheck import compare, numerical_gradient
+from npseq.samples import valid_mask
 
 
 def batch(seed, n=3, t=4, v=5):
@@ -44,7 +45,7 @@ def test_gradient_of_every_reduction(reduction, seed, n, t, v):
 def test_values_match_the_direct_formulas(reduction):
     logits, labels, lens = batch(0, n=4, t=5)
     lens[0] = 0
-    mask = np.arange(5)[None, :] < lens[:, None]
+    mask = valid_mask(lens, 5)
     per_token = direct_token_nll(logits, labels) * mask
     expected = {"mean": per_token.sum() / mask.sum(), "sum": per_token.sum(),
                 "none": per_token.sum(1), "d2l": per_token.mean(1).sum()}[reduction]
@@ -100,7 +101,7 @@ def test_huge_logits_stay_finite_and_float32_stays_float32():
 def test_parity_with_torch_cross_entropy():
     torch = require("torch")
     logits, labels, lens = batch(5, n=4, t=6, v=7)
-    mask = torch.arange(6)[None, :] < torch.tensor(lens)[:, None]
+    mask = torch.tensor(valid_mask(lens, 6))
     z = torch.tensor(logits, requires_grad=True)
     per_token = torch.nn.functional.cross_entropy(z.permute(0, 2, 1), torch.tensor(labels), reduction="none")
     (per_token * mask).sum().backward()

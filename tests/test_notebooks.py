@@ -2,7 +2,9 @@
 
 The errors need nothing beyond npseq. Writing needs jupytext and running nbclient and
 ipykernel (the ``notebooks`` extra, which CI installs); without them those tests skip.
-Tutorials 02 and 06 are executed as notebooks in fast mode, as a learner would open them.
+The tutorials of ``tutorial_runs.AS_NOTEBOOKS`` (02 and 06) are executed here as notebooks in fast
+mode, as a learner would open them, and only here: tests/test_tutorials.py leaves them out of its script
+runs while the extra is installed, so this run makes its checks too.
 """
 import json
 import os
@@ -11,11 +13,11 @@ import sys
 
 import pytest
 from optional_tools import require
+from tutorial_runs import AS_NOTEBOOKS, NOTEBOOK_MODULES, TUTORIALS_DIR, check_png
 
 from npseq import tutorials
 from npseq.cli import main
 
-TUTORIALS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tutorials"
 # Fast mode runs each in well under 30 s; the margin absorbs a busy shared machine.
 CELL_TIMEOUT_S = 180
 
@@ -90,7 +92,7 @@ def test_existing_notebooks_are_kept_unless_forced(tmp_path, capsys):
 @pytest.fixture
 def kernel_env(monkeypatch):
     """The environment the notebook kernel inherits: fast mode, figures beside the notebooks, one BLAS thread."""
-    for module in ("jupytext", "nbclient", "ipykernel"):
+    for module in NOTEBOOK_MODULES:
         require(module, "notebooks")
     monkeypatch.setenv("NPSEQ_FAST", "1")
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -105,20 +107,25 @@ def _outputs(path: pathlib.Path) -> list:
 
 
 def test_tutorials_02_and_06_run_as_notebooks_in_fast_mode(tmp_path, kernel_env, capsys):
+    """Their one run in the suite: as notebooks, with the checks of a script run (no error, figures written, each a
+    readable, non-blank PNG) and those of a notebook (figures inline, equations as Markdown)."""
     out = tmp_path / "nb"
-    code = main(["tutorials", "--notebooks", str(out), "--only", "02", "06", "--execute",
+    code = main(["tutorials", "--notebooks", str(out), "--only", *AS_NOTEBOOKS, "--execute",
                  "--timeout", str(CELL_TIMEOUT_S)])
     printed = capsys.readouterr().out
     assert code == 0, printed
-    for name in ("02_rnn_by_hand", "06_attention"):
+    for name in AS_NOTEBOOKS:
         assert f"{name}.ipynb: ran in " in printed
         outputs = _outputs(out / f"{name}.ipynb")
         kinds = {kind for output in outputs for kind in output.get("data", {})}
         # In a kernel the figures display inline and equations() renders Markdown with LaTeX.
         assert {"image/png", "text/markdown"} <= kinds, (name, kinds)
         assert not [output for output in outputs if output["output_type"] == "error"]
-    figures = sorted(path.name for path in (out / "figures").glob("*.png"))
-    assert any(name.startswith("02_") for name in figures) and any(name.startswith("06_") for name in figures)
+    figures = sorted((out / "figures").glob("*.png"))
+    for name in AS_NOTEBOOKS:
+        assert any(path.name.startswith(name[:3]) for path in figures), (name, [path.name for path in figures])
+    for path in figures:
+        check_png(path)
 
 
 def test_a_failing_notebook_is_saved_up_to_its_error_and_named(tmp_path, kernel_env, monkeypatch, capsys):

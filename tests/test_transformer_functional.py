@@ -27,17 +27,10 @@ from npseq.functional.transformer import (
     split_heads,
 )
 from npseq.gradcheck import GradCheckReport, check_function, compare, numerical_gradient, rel_error
+from npseq.samples import normal as _normal
+from npseq.samples import with_dweights
 
 SDPA = (scaled_dot_product_attention_forward, scaled_dot_product_attention_backward)
-
-
-def _normal(rng, *shape, scale=1.0, dtype=np.float64):
-    return (scale * rng.standard_normal(shape)).astype(dtype)
-
-
-def with_dweights(backward):
-    """``check_function`` hands one upstream gradient per output: ``(dout, dweights, cache)``."""
-    return lambda dout, dweights, cache: backward(dout, cache, dweights)
 
 
 def out_only(forward):

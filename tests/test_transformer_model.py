@@ -13,6 +13,7 @@ from npseq.gradient_checks import REGISTRY
 from npseq.models import EncoderDecoder, Transformer, build_seq2seq, check_seq2seq_config, reorder_state
 from npseq.nn import MultiHeadAttention, TransformerDecoderBlock
 from npseq.runs import RUN_DEFAULTS, TranslationRun, demo_settings
+from npseq.samples import valid_mask
 
 V_SRC, V_TGT = 7, 6
 
@@ -76,7 +77,7 @@ def test_target_lengths_zero_the_padded_logits_and_their_gradients():
     model = build()
     src, tgt_in, lens = batch(5)
     tgt_lens = np.array([4, 0, 2])
-    valid = np.arange(4)[None, :] < tgt_lens[:, None]
+    valid = valid_mask(tgt_lens, 4)
     dlogits = np.random.default_rng(6).standard_normal((3, 4, V_TGT))
     model.zero_grad()
     logits = model(src, tgt_in, lens, tgt_valid_lens=tgt_lens)

@@ -21,6 +21,7 @@ from npseq.functional.transformer import (
     scaled_dot_product_attention_forward,
 )
 from npseq.gradcheck import rel_error
+from npseq.samples import valid_mask
 
 torch = pytest.importorskip("torch")
 TOL = 1e-10
@@ -142,7 +143,7 @@ def test_multihead_matches_torch(num_heads, lens, causal, dims):
 
     mha = torch_mha(params, embed, num_heads, kdim, vdim)
     tq_, tk_, tv_ = tensor(q), tensor(k), tensor(v)
-    padding = None if lens is None else torch.tensor(np.arange(tk)[None, :] >= lens[:, None])  # True: ignore
+    padding = None if lens is None else torch.tensor(~valid_mask(lens, tk))                    # True: ignore
     future = torch.triu(torch.ones(tq, tk, dtype=torch.bool), 1) if causal else None           # True: ignore
     t_out, t_weights = mha(tq_, tk_, tv_, key_padding_mask=padding, attn_mask=future, need_weights=True,
                            average_attn_weights=False)
@@ -214,7 +215,7 @@ def test_encoder_layer_matches_torch(norm_first, activation):
             norm.weight.copy_(torch.tensor(gamma))
             norm.bias.copy_(torch.tensor(beta))
     tx = tensor(x)
-    padding = torch.tensor(np.arange(t)[None, :] >= lens[:, None])
+    padding = torch.tensor(~valid_mask(lens, t))
     t_y = layer(tx, src_key_padding_mask=padding)
     (t_y * torch.tensor(dy)).sum().backward()
 
@@ -264,7 +265,7 @@ def test_decoder_block_module_matches_torch_decoder_layer(norm):
             theirs.bias.copy_(torch.tensor(ours.beta.data))
     tx, tmemory = tensor(x), tensor(memory)
     causal = torch.nn.Transformer.generate_square_subsequent_mask(t, dtype=torch.float64)
-    t_y = layer(tx, tmemory, tgt_mask=causal, memory_key_padding_mask=torch.tensor(np.arange(s) >= lens[:, None]))
+    t_y = layer(tx, tmemory, tgt_mask=causal, memory_key_padding_mask=torch.tensor(~valid_mask(lens, s)))
     (t_y * torch.tensor(dy)).sum().backward()
 
     close(y, t_y, "y")

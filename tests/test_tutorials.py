@@ -1,6 +1,8 @@
 """The tutorials (tutorials/NN_*.py, percent-format notebooks) run top to bottom in fast mode and draw figures.
 
-Every ``tutorials/[0-9][0-9]_*.py`` is found automatically. Each is run as a script in
+Every ``tutorials/[0-9][0-9]_*.py`` is found automatically. Each is run once in the suite: those of
+``tutorial_runs.AS_NOTEBOOKS`` as notebooks by tests/test_notebooks.py where the notebooks extra is
+installed, which makes the checks below too, and every other one here, as a script in
 a fresh process with ``NPSEQ_FAST=1`` (tiny sizes), its figures sent to a temporary
 folder, ``MPLBACKEND`` unset (the tutorial must pick a headless backend itself) and
 one BLAS thread; it must exit with status 0 and write at least one readable,
@@ -12,19 +14,17 @@ cache (``npseq data fetch fra-eng``) holds it, and skips those cells elsewhere.
 import ast
 import inspect
 import os
-import pathlib
 import re
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from tutorial_runs import TUTORIALS_DIR, as_scripts, check_png
 
-TUTORIALS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tutorials"
 TUTORIALS = sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))
 # Fast mode aims at well under 30 s per tutorial; the margin absorbs a busy shared machine.
 TIMEOUT_S = 180
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CELL_MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 EXERCISES_HEADING = re.compile(r"^#\s+#{1,6}\s+Exercises\b", re.IGNORECASE)
 # What a script must not print: it cannot render maths, so equations reach its output as Unicode text.
@@ -74,18 +74,7 @@ def test_tutorial_is_a_percent_notebook_with_exercises(path):
     assert items, f"{path.name}: the Exercises cell has no list items"
 
 
-def _check_png(path: pathlib.Path):
-    data = path.read_bytes()
-    assert data.startswith(PNG_SIGNATURE), f"{path.name}: not a PNG file"
-    from matplotlib import image
-
-    pixels = image.imread(str(path))
-    assert pixels.ndim == 3 and pixels.shape[0] >= 100 and pixels.shape[1] >= 100, \
-        f"{path.name}: unexpected image shape {pixels.shape}"
-    assert float(pixels[..., :3].std()) > 0.01, f"{path.name}: the image is blank"
-
-
-@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", as_scripts(), ids=lambda p: p.name)
 def test_tutorial_runs_in_fast_mode(path, tmp_path):
     figures = tmp_path / "figures"
     env = dict(os.environ, NPSEQ_FAST="1", NPSEQ_FIGURES=str(figures), OPENBLAS_NUM_THREADS="1",
@@ -105,7 +94,7 @@ def test_tutorial_runs_in_fast_mode(path, tmp_path):
     pngs = sorted(figures.glob("**/*.png"))
     assert pngs, f"{path.name}: wrote no PNG into NPSEQ_FIGURES ({figures})"
     for png in pngs:
-        _check_png(png)
+        check_png(png)
 
 
 @pytest.fixture(scope="module")

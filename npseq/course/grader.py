@@ -49,7 +49,8 @@ import time
 
 from .. import backend
 from ..gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
-from .cases import Case, normal, seed_of
+from ..samples import normal
+from .cases import Case, seed_of
 from .exercise import Exercise
 from .honesty import NpseqCallWatch, copied_from, scan_imports, scan_indirection
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade

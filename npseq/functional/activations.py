@@ -214,14 +214,7 @@ def masked_softmax(scores, valid_lens=None):
     Returns:
         ``weights`` ``(N, Q, K)`` and a :class:`MaskedSoftmaxCache`.
     """
-    check_float_array("scores", scores)
-    check_ndim("scores", scores, 3, "(N, Q, K)")
-    if scores.shape[2] == 0:  # a softmax over nothing has no value; the max below would fail unnamed
-        raise InvalidValueError("scores: expected at least one key (K >= 1) in (N, Q, K), got shape "
-                                f"{tuple(scores.shape)}")
-    if valid_lens is not None:
-        n, q, k = scores.shape
-        check_valid_lens("valid_lens", valid_lens, (n, q), k)
+    _check_masked_softmax(scores, valid_lens)
     return _masked_softmax(scores, valid_lens)
 
 
@@ -278,3 +271,17 @@ def masked_softmax_backward(dweights, cache: MaskedSoftmaxCache):
     """
     a = cache.weights
     return a * (dweights - (dweights * a).sum(axis=-1, keepdims=True))
+
+
+# ------------------------------------------------------------ argument checks
+def _check_masked_softmax(scores, valid_lens):
+    """Float ``scores`` ``(N, Q, K)`` with ``K >= 1``; ``valid_lens``, when given, ``(N,)`` or ``(N, Q)`` in
+    ``[0, K]``."""
+    check_float_array("scores", scores)
+    check_ndim("scores", scores, 3, "(N, Q, K)")
+    if scores.shape[2] == 0:  # a softmax over nothing has no value; the max would fail unnamed
+        raise InvalidValueError("scores: expected at least one key (K >= 1) in (N, Q, K), got shape "
+                                f"{tuple(scores.shape)}")
+    if valid_lens is not None:
+        n, q, k = scores.shape
+        check_valid_lens("valid_lens", valid_lens, (n, q), k)

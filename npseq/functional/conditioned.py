@@ -131,13 +131,7 @@ def join_conditioning(x, v, Wx, Wv):
     Returns:
         ``xv`` ``(N, T, D + F)`` (``v`` repeated at every step) and ``Wxv`` ``(D + F, kH)``.
     """
-    check_float_array("x", x)
-    check_ndim("x", x, 3, "(N, T, D)")
-    check_float_array("v", v)
-    check_ndim("v", v, 2, "(N, F)")
-    check_shape("v", v, (x.shape[0], v.shape[1]))
-    check_float_array("Wv", Wv)
-    check_shape("Wv", Wv, (v.shape[1], Wx.shape[1]))
+    _check_joint(x, v, Wx, Wv)
     xp = backend.get_array_module(x)
     repeated = xp.broadcast_to(v[:, None, :], (x.shape[0], x.shape[1], v.shape[1]))
     return xp.concatenate([x, repeated], axis=2), xp.concatenate([Wx, Wv], axis=0)
@@ -272,15 +266,7 @@ def initial_state_from(v, Wv, bv):
     Returns:
         ``h0`` ``(N, H)``.
     """
-    check_float_array("v", v)
-    check_ndim("v", v, 2, "(N, F)")
-    check_float_array("Wv", Wv)
-    check_ndim("Wv", Wv, 2, "(F, H)")
-    if Wv.shape[0] != v.shape[1]:
-        raise InvalidValueError(f"Wv: expected shape ({v.shape[1]}, H) to fit v {tuple(v.shape)}, "
-                                f"got {tuple(Wv.shape)}")
-    check_float_array("bv", bv)
-    check_shape("bv", bv, (Wv.shape[1],))
+    _check_projection(v, Wv, bv)
     return v @ Wv + bv
 
 
@@ -359,3 +345,28 @@ def lstm_first_step_backward(dh, cache: FirstStepCache, dh_last=None, dc_last=No
     """
     dx, dh0, dWx, dWh, db = lstm_backward(dh, cache.inner, dh_last, dc_last)
     return FirstStepRNNGrads(dx, dh0 @ cache.Wv.T, cache.v.T @ dh0, dh0.sum(axis=0), dWx, dWh, db)
+
+
+# ======================================================== argument checks
+def _check_joint(x, v, Wx, Wv):
+    """Float ``x`` ``(N, T, D)``, ``v`` ``(N, F)`` and ``Wv`` ``(F, kH)``, with ``kH`` the columns of ``Wx``."""
+    check_float_array("x", x)
+    check_ndim("x", x, 3, "(N, T, D)")
+    check_float_array("v", v)
+    check_ndim("v", v, 2, "(N, F)")
+    check_shape("v", v, (x.shape[0], v.shape[1]))
+    check_float_array("Wv", Wv)
+    check_shape("Wv", Wv, (v.shape[1], Wx.shape[1]))
+
+
+def _check_projection(v, Wv, bv):
+    """Float ``v`` ``(N, F)``, ``Wv`` ``(F, H)`` and ``bv`` ``(H,)``."""
+    check_float_array("v", v)
+    check_ndim("v", v, 2, "(N, F)")
+    check_float_array("Wv", Wv)
+    check_ndim("Wv", Wv, 2, "(F, H)")
+    if Wv.shape[0] != v.shape[1]:
+        raise InvalidValueError(f"Wv: expected shape ({v.shape[1]}, H) to fit v {tuple(v.shape)}, "
+                                f"got {tuple(Wv.shape)}")
+    check_float_array("bv", bv)
+    check_shape("bv", bv, (Wv.shape[1],))

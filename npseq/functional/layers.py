@@ -31,17 +31,9 @@ def affine_forward(x, w, b):
     Returns:
         ``out`` ``(N, M)`` and an :class:`AffineCache`.
     """
-    check_float_array("w", w)
-    check_ndim("w", w, 2, "(D, M)")
-    features = 1
-    for size in x.shape[1:]:
-        features *= size
-    if features != w.shape[0]:
-        raise InvalidValueError(f"x: expected {w.shape[0]} features per example (rows of w), "
-                                f"got shape {tuple(x.shape)} with {features}")
+    _check_affine(x, w, b)
     out = x.reshape(x.shape[0], -1) @ w
     if b is not None:
-        check_shape("b", b, (w.shape[1],))
         out += b
     return out, AffineCache(x, w, b is not None)
 
@@ -83,10 +75,7 @@ def temporal_affine_forward(x, w, b):
     Returns:
         ``out`` ``(N, T, M)`` and a :class:`TemporalAffineCache`.
     """
-    check_ndim("x", x, 3, "(N, T, D)")
-    check_ndim("w", w, 2, "(D, M)")
-    check_shape("x", x, (None, None, w.shape[0]))
-    check_shape("b", b, (w.shape[1],))
+    _check_temporal_affine(x, w, b)
     out = x @ w + b
     return out, TemporalAffineCache(x, w)
 
@@ -131,8 +120,7 @@ def word_embedding_forward(x, W):
         ``out`` of shape ``x.shape + (D,)`` (``(N, T, D)`` for ``(N, T)`` ids) and a
         :class:`WordEmbeddingCache`.
     """
-    check_ndim("W", W, 2, "(V, D)")
-    check_token_ids("x", x, W.shape[0])
+    _check_embedding(x, W)
     return W[x], WordEmbeddingCache(x, W)
 
 
@@ -147,8 +135,8 @@ def word_embedding_backward(dout, cache: WordEmbeddingCache):
     Returns:
         ``dW`` ``(V, D)``.
     """
+    check_shape("dout", dout, tuple(cache.x.shape) + (cache.W.shape[1],))
     x, W = cache
-    check_shape("dout", dout, tuple(x.shape) + (W.shape[1],))
     dW = backend.get_array_module(W).zeros_like(W)
     backend.scatter_add(dW, x.reshape(-1), dout.reshape(-1, W.shape[1]))
     return dW
@@ -175,8 +163,7 @@ def dropout_forward(x, p: float, rng, train: bool = True):
     Returns:
         ``out`` shaped like ``x`` and a :class:`DropoutCache` holding the mask.
     """
-    check_probability("p", p)
-    check_float_array("x", x)
+    _check_dropout(x, p)
     if not train or p == 0.0:
         return x, DropoutCache(None)
     xp = backend.get_array_module(x)
@@ -190,3 +177,38 @@ def dropout_forward(x, p: float, rng, train: bool = True):
 def dropout_backward(dout, cache: DropoutCache):
     """Backward of :func:`dropout_forward`: :math:`dx = dout \\odot m` (identity outside training)."""
     return dout if cache.mask is None else dout * cache.mask
+
+
+# ------------------------------------------------------------ argument checks
+def _check_affine(x, w, b):
+    """``w`` is a float ``(D, M)`` with ``D`` the features of an example of ``x``; ``b``, when given, ``(M,)``."""
+    check_float_array("w", w)
+    check_ndim("w", w, 2, "(D, M)")
+    features = 1
+    for size in x.shape[1:]:
+        features *= size
+    if features != w.shape[0]:
+        raise InvalidValueError(f"x: expected {w.shape[0]} features per example (rows of w), "
+                                f"got shape {tuple(x.shape)} with {features}")
+    if b is not None:
+        check_shape("b", b, (w.shape[1],))
+
+
+def _check_temporal_affine(x, w, b):
+    """``x`` ``(N, T, D)``, ``w`` ``(D, M)``, ``b`` ``(M,)``."""
+    check_ndim("x", x, 3, "(N, T, D)")
+    check_ndim("w", w, 2, "(D, M)")
+    check_shape("x", x, (None, None, w.shape[0]))
+    check_shape("b", b, (w.shape[1],))
+
+
+def _check_embedding(x, W):
+    """``W`` ``(V, D)`` and integer ids ``x`` in ``[0, V)``."""
+    check_ndim("W", W, 2, "(V, D)")
+    check_token_ids("x", x, W.shape[0])
+
+
+def _check_dropout(x, p):
+    """``p`` a drop probability in ``[0, 1)`` and ``x`` a float array."""
+    check_probability("p", p)
+    check_float_array("x", x)

@@ -24,10 +24,7 @@ def softmax_loss(x, y):
     Returns:
         ``loss`` (a float) and ``dx`` ``(N, C)``.
     """
-    check_float_array("x", x)
-    check_ndim("x", x, 2, "(N, C)")
-    check_shape("y", y, (x.shape[0],))
-    check_index_range("y", y, x.shape[1], what="class labels")
+    _check_scores(x, y)
     xp = backend.get_array_module(x)
     n = x.shape[0]
     log_p, _ = log_softmax_forward(x)
@@ -56,13 +53,9 @@ def temporal_softmax_loss(x, y, mask, verbose=False):
     Returns:
         ``loss`` (a float) and ``dx`` ``(N, T, V)``.
     """
-    check_float_array("x", x)
-    check_ndim("x", x, 3, "(N, T, V)")
-    n, t, v = x.shape
-    check_shape("y", y, (n, t))
-    check_index_range("y", y, v, what="class labels")
-    check_shape("mask", mask, (n, t))
+    _check_step_scores(x, y, mask)
     xp = backend.get_array_module(x)
+    n, t, _ = x.shape
     weight = mask.astype(x.dtype)
     log_p, _ = log_softmax_forward(x)
     picked = xp.take_along_axis(log_p, y[:, :, None], axis=-1)[:, :, 0]
@@ -119,18 +112,9 @@ def masked_softmax_ce_forward(logits, labels, valid_lens, reduction: str = "mean
     Returns:
         ``loss`` (a 0-d array, or ``(N,)`` for ``"none"``) and a :class:`MaskedSoftmaxCECache`.
     """
-    if reduction not in REDUCTIONS:
-        raise InvalidValueError(f"reduction: expected one of {REDUCTIONS}, got {reduction!r}")
-    check_float_array("logits", logits)
-    check_ndim("logits", logits, 3, "(N, T, V)")
-    n, t, v = logits.shape
-    check_shape("labels", labels, (n, t))
-    check_same_backend("labels", labels, logits)
-    check_index_range("labels", labels, v, what="token ids")
-    check_shape("valid_lens", valid_lens, (n,))
-    check_same_backend("valid_lens", valid_lens, logits)
-    check_index_range("valid_lens", valid_lens, t + 1, what="lengths")
+    _check_masked_ce(logits, labels, valid_lens, reduction)
     xp = backend.get_array_module(logits)
+    t = logits.shape[1]
     mask = (xp.arange(t)[None, :] < valid_lens[:, None]).astype(logits.dtype)
     # log p = s - log sum_v e^{s_v} with s = z - max_v z (stable); the shifted logits are
     # turned into the probabilities in place, so the (N, T, V) work is one array.
@@ -165,15 +149,11 @@ def masked_softmax_ce_backward(dloss, cache: MaskedSoftmaxCECache):
     Returns:
         ``dlogits`` ``(N, T, V)``.
     """
+    _check_dloss(dloss, cache)
     xp = backend.get_array_module(cache.probs)
     n, t, _ = cache.probs.shape
     dloss = xp.asarray(dloss, dtype=cache.probs.dtype)
-    if cache.reduction == "none":
-        check_shape("dloss", dloss, (n,))
-        weight = cache.weight * dloss[:, None]
-    else:
-        check_shape("dloss", dloss, ())
-        weight = cache.weight * dloss
+    weight = cache.weight * (dloss[:, None] if cache.reduction == "none" else dloss)
     dlogits = cache.probs.copy()
     dlogits[xp.arange(n)[:, None], xp.arange(t)[None, :], cache.labels] -= 1
     dlogits *= weight[:, :, None]
@@ -201,12 +181,7 @@ def mse_loss_forward(pred, target):
     Returns:
         ``loss`` (a 0-d array) and an :class:`MSECache`.
     """
-    check_float_array("pred", pred)
-    check_float_array("target", target)
-    check_same_backend("target", target, pred)
-    check_shape("target", target, tuple(pred.shape))
-    if pred.size == 0:
-        raise InvalidValueError(f"pred: expected at least one element, got shape {tuple(pred.shape)}")
+    _check_regression(pred, target)
     diff = pred - target
     return (diff * diff).mean(), MSECache(diff)
 
@@ -220,7 +195,59 @@ def mse_loss_backward(dloss, cache: MSECache):
     Returns:
         ``dpred`` ``(*)``, the shape of the prediction.
     """
+    _check_dloss(dloss, cache)
     xp = backend.get_array_module(cache.diff)
     dloss = xp.asarray(dloss, dtype=cache.diff.dtype)
-    check_shape("dloss", dloss, ())
     return cache.diff * (2.0 * dloss / cache.diff.size)
+
+
+# ------------------------------------------------------------ argument checks
+def _check_scores(x, y):
+    """Float scores ``x`` ``(N, C)`` and labels ``y`` ``(N,)`` in ``[0, C)``."""
+    check_float_array("x", x)
+    check_ndim("x", x, 2, "(N, C)")
+    check_shape("y", y, (x.shape[0],))
+    check_index_range("y", y, x.shape[1], what="class labels")
+
+
+def _check_step_scores(x, y, mask):
+    """Float scores ``x`` ``(N, T, V)``, labels ``y`` ``(N, T)`` in ``[0, V)`` and a ``mask`` ``(N, T)``."""
+    check_float_array("x", x)
+    check_ndim("x", x, 3, "(N, T, V)")
+    n, t, v = x.shape
+    check_shape("y", y, (n, t))
+    check_index_range("y", y, v, what="class labels")
+    check_shape("mask", mask, (n, t))
+
+
+def _check_masked_ce(logits, labels, valid_lens, reduction):
+    """A known ``reduction``; float ``logits`` ``(N, T, V)``; ``labels`` ``(N, T)`` in ``[0, V)`` and
+    ``valid_lens`` ``(N,)`` in ``[0, T]``, both on the logits' backend."""
+    if reduction not in REDUCTIONS:
+        raise InvalidValueError(f"reduction: expected one of {REDUCTIONS}, got {reduction!r}")
+    check_float_array("logits", logits)
+    check_ndim("logits", logits, 3, "(N, T, V)")
+    n, t, v = logits.shape
+    check_shape("labels", labels, (n, t))
+    check_same_backend("labels", labels, logits)
+    check_index_range("labels", labels, v, what="token ids")
+    check_shape("valid_lens", valid_lens, (n,))
+    check_same_backend("valid_lens", valid_lens, logits)
+    check_index_range("valid_lens", valid_lens, t + 1, what="lengths")
+
+
+def _check_regression(pred, target):
+    """Float ``pred`` with at least one element and a float ``target`` of its shape and backend."""
+    check_float_array("pred", pred)
+    check_float_array("target", target)
+    check_same_backend("target", target, pred)
+    check_shape("target", target, tuple(pred.shape))
+    if pred.size == 0:
+        raise InvalidValueError(f"pred: expected at least one element, got shape {tuple(pred.shape)}")
+
+
+def _check_dloss(dloss, cache):
+    """The upstream gradient of a loss, a number or an array: a scalar, or ``(N,)`` for ``reduction="none"``."""
+    like = cache.diff if isinstance(cache, MSECache) else cache.probs
+    shape = tuple(like.shape[:1]) if getattr(cache, "reduction", None) == "none" else ()
+    check_shape("dloss", backend.get_array_module(like).asarray(dloss, dtype=like.dtype), shape)

@@ -43,17 +43,7 @@ def layer_norm_forward(x, gamma, beta, eps: float = 1e-5):
     Returns:
         ``y`` ``(..., D)`` and a :class:`LayerNormCache`.
     """
-    check_float_array("x", x)
-    if x.ndim == 0 or x.shape[-1] == 0:
-        raise InvalidValueError(f"x: expected an array (..., D) with D >= 1, got shape {tuple(x.shape)}")
-    dim = x.shape[-1]
-    for name, param in (("gamma", gamma), ("beta", beta)):
-        check_float_array(name, param)
-        check_same_backend(name, param, x)
-        check_shape(name, param, (dim,))
-        if param.dtype != x.dtype:
-            raise InvalidTypeError(f"{name}: expected dtype {x.dtype} (the dtype of x), got {param.dtype}")
-    eps = check_real("eps", eps, ">= 0 and finite", lambda e: 0.0 <= e < math.inf)
+    _check_layer_norm(x, gamma, beta, eps)
     xp = backend.get_array_module(x)
     centred = x - x.mean(axis=-1, keepdims=True)
     variance = (centred * centred).mean(axis=-1, keepdims=True)
@@ -100,8 +90,8 @@ def layer_norm_backward(dy, cache: LayerNormCache):
     Returns:
         ``dx`` ``(..., D)``, ``dgamma`` ``(D,)``, ``dbeta`` ``(D,)``.
     """
+    check_shape("dy", dy, cache.x_hat.shape)
     x_hat, inv_sigma, gamma = cache
-    check_shape("dy", dy, x_hat.shape)
     dim = x_hat.shape[-1]
     rows = dy.reshape(-1, dim)
     dgamma = (rows * x_hat.reshape(-1, dim)).sum(axis=0)
@@ -109,3 +99,19 @@ def layer_norm_backward(dy, cache: LayerNormCache):
     g = dy * gamma
     dx = inv_sigma * (g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True))
     return dx, dgamma, dbeta
+
+
+# ---------------------------------------------------------------- argument checks
+def _check_layer_norm(x, gamma, beta, eps):
+    """Float ``x`` ``(..., D)`` with ``D >= 1``; ``gamma`` and ``beta`` ``(D,)`` of its dtype and backend;
+    ``eps`` a finite real ``>= 0``."""
+    check_float_array("x", x)
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise InvalidValueError(f"x: expected an array (..., D) with D >= 1, got shape {tuple(x.shape)}")
+    for name, param in (("gamma", gamma), ("beta", beta)):
+        check_float_array(name, param)
+        check_same_backend(name, param, x)
+        check_shape(name, param, (x.shape[-1],))
+        if param.dtype != x.dtype:
+            raise InvalidTypeError(f"{name}: expected dtype {x.dtype} (the dtype of x), got {param.dtype}")
+    check_real("eps", eps, ">= 0 and finite", lambda e: 0.0 <= e < math.inf)

@@ -24,7 +24,13 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from .._checks import check_recurrent_inputs, check_shape, check_valid_lens
+from .._checks import (
+    check_padding_lens,
+    check_recurrent_inputs,
+    check_sequence_grads,
+    check_shape,
+    check_state_grads,
+)
 from .activations import sigmoid
 
 __all__ = [
@@ -277,8 +283,7 @@ def lstm_step_backward(dnext_h, dnext_c, cache: LSTMStepCache):
         ``dx`` ``(N, D)``, ``dprev_h`` ``(N, H)``, ``dprev_c`` ``(N, H)``, ``dWx`` ``(D, 4H)``,
         ``dWh`` ``(H, 4H)``, ``db`` ``(4H,)``.
     """
-    check_shape("dnext_h", dnext_h, tuple(cache.prev_h.shape))
-    check_shape("dnext_c", dnext_c, tuple(cache.prev_c.shape))
+    check_state_grads(cache.prev_h, dnext_h=dnext_h, dnext_c=dnext_c)
     xp = backend.get_array_module(dnext_h)
     i, f, o, g, tanh_c = cache.i, cache.f, cache.o, cache.g, cache.tanh_c
     dc = dnext_c + dnext_h * o * (1 - tanh_c ** 2)
@@ -304,11 +309,11 @@ def padding_mask(valid_lens, x):
         valid_lens: ``None`` or ``(N,)`` integers in ``[0, T]``.
         x: the inputs ``(N, T, D)``.
     """
+    check_padding_lens(valid_lens, x)
     xp = backend.get_array_module(x)
     n, t_steps = x.shape[:2]
     if valid_lens is None:
         return xp.ones((n, t_steps), dtype=x.dtype)
-    check_valid_lens("valid_lens", valid_lens, (n,), t_steps)
     return (xp.arange(t_steps) < valid_lens[:, None]).astype(x.dtype)
 
 
@@ -366,10 +371,9 @@ def rnn_backward(dh, cache: RNNCache, dh_last=None):
     Returns:
         ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, H)``, ``dWh`` ``(H, H)``, ``db`` ``(H,)``.
     """
+    check_sequence_grads(dh, cache, dh_last=dh_last)
     xp = backend.get_array_module(dh)
-    check_shape("dh", dh, tuple(cache.mask.shape) + tuple(cache.h_last.shape[1:]))
     delta = xp.zeros_like(cache.h_last) if dh_last is None else dh_last
-    check_shape("dh_last", delta, tuple(cache.h_last.shape))
     dxs, dWx, dWh, db = [], 0, 0, 0
     for t in reversed(range(dh.shape[1])):
         m = cache.mask[:, t, None]
@@ -428,10 +432,9 @@ def gru_backward(dh, cache: GRUCache, dh_last=None):
         ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, 3H)``, ``dWh`` ``(H, 3H)``,
         ``dbx``, ``dbh`` ``(3H,)``.
     """
+    check_sequence_grads(dh, cache, dh_last=dh_last)
     xp = backend.get_array_module(dh)
-    check_shape("dh", dh, tuple(cache.mask.shape) + tuple(cache.h_last.shape[1:]))
     delta = xp.zeros_like(cache.h_last) if dh_last is None else dh_last
-    check_shape("dh_last", delta, tuple(cache.h_last.shape))
     dxs, dWx, dWh, dbx, dbh = [], 0, 0, 0, 0
     for t in reversed(range(dh.shape[1])):
         m = cache.mask[:, t, None]
@@ -496,12 +499,10 @@ def lstm_backward(dh, cache: LSTMCache, dh_last=None, dc_last=None):
     Returns:
         ``dx`` ``(N, T, D)``, ``dh0`` ``(N, H)``, ``dWx`` ``(D, 4H)``, ``dWh`` ``(H, 4H)``, ``db`` ``(4H,)``.
     """
+    check_sequence_grads(dh, cache, dh_last=dh_last, dc_last=dc_last)
     xp = backend.get_array_module(dh)
-    check_shape("dh", dh, tuple(cache.mask.shape) + tuple(cache.h_last.shape[1:]))
     delta_h = xp.zeros_like(cache.h_last) if dh_last is None else dh_last
     delta_c = xp.zeros_like(cache.c_last) if dc_last is None else dc_last
-    check_shape("dh_last", delta_h, tuple(cache.h_last.shape))
-    check_shape("dc_last", delta_c, tuple(cache.c_last.shape))
     dxs, dWx, dWh, db = [], 0, 0, 0
     for t in reversed(range(dh.shape[1])):
         m = cache.mask[:, t, None]
@@ -512,3 +513,4 @@ def lstm_backward(dh, cache: LSTMCache, dh_last=None, dc_last=None):
         dxs.insert(0, dx_t)
         dWx, dWh, db = dWx + dWx_t, dWh + dWh_t, db + db_t
     return xp.stack(dxs, axis=1), delta_h, dWx, dWh, db
+

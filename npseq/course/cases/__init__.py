@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 from typing import Callable
 
-from ... import backend
+from ... import backend, samples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,14 +28,6 @@ class Case:
     returns_loss: bool = False       # a loss function: returns (loss, gradients); upstream gradient 1
     numerical: Callable | None = None  # numerical(inputs, douts) -> {gradient: finite differences}, for gradients
     #                                    of what is not an input (a chain's intermediates); None: of ``wrt``
-
-def normal(rng, *shape, scale=1.0):
-    return backend.xp.asarray(scale * rng.standard_normal(shape))
-
-
-def lengths(values):
-    return backend.xp.asarray(backend.numpy.array(values, dtype=backend.numpy.int64))
-
 
 def seed_of(seed: int, variant: int = 0):
     """The seed of a case's numbers: its own (variant 0, the sheet's), or ``[seed, variant]`` for a student's own
@@ -72,4 +64,4 @@ def two_upstream(fn, douts, cache):
 
 
 def with_dweights(fn, douts, cache):
-    return fn(douts[0], cache, douts[1])
+    return samples.with_dweights(fn)(*douts, cache)

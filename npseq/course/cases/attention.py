@@ -8,8 +8,9 @@ a spike: its cases draw again until every position lies :data:`WINDOW_MARGIN` aw
 from __future__ import annotations
 
 from ... import functional as F
+from ...samples import lengths, normal
 from ..references import attention as R
-from . import Case, lengths, normal, one_upstream, seeded, with_dweights
+from . import Case, one_upstream, seeded, with_dweights
 
 WINDOW_MARGIN = 0.1
 """How far each predicted position :math:`p` of a local-p case stays from a window's edge (:math:`p = k \\pm D`

@@ -9,8 +9,9 @@ from __future__ import annotations
 from ... import backend
 from ... import functional as F
 from ...gradcheck import numerical_gradient
+from ...samples import lengths, normal
 from ..references.chain import TranslatorStepGrads, translator_step_forward
-from . import Case, lengths, normal, one_upstream, seeded
+from . import Case, one_upstream, seeded
 
 LINKS = TranslatorStepGrads._fields
 """The gradients of a training step, in the order its backward computes them: the chain's links."""

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ... import backend
 from ... import functional as F
-from . import Case, lengths, normal, one_upstream, seeded, two_upstream, with_dweights
+from ...samples import lengths, normal
+from . import Case, one_upstream, seeded, two_upstream, with_dweights
 
 
 def _step_inputs(n, d, hidden, gates, biases):

@@ -10,8 +10,9 @@ stencil's error outgrows the grader's tolerance. The cases draw again until ever
 from __future__ import annotations
 
 from ... import functional as F
+from ...samples import lengths, normal
 from ..references import transformer as R
-from . import Case, lengths, normal, one_upstream, seeded, with_dweights
+from . import Case, one_upstream, seeded, with_dweights
 
 RELU_MARGIN = 0.05
 """The least distance from 0 of any ReLU pre-activation ``a = x W1 + b1`` in a case. A step of the grader's

@@ -7,8 +7,9 @@ see its cases).
 """
 from __future__ import annotations
 
+from ...samples import normal
 from ..references import variants as R
-from . import Case, normal, one_upstream, seeded, two_upstream
+from . import Case, one_upstream, seeded, two_upstream
 
 SIZES = ((3, 4, 5), (1, 2, 1))
 """(N, D, H) of the gated cells' two cases."""

@@ -1,0 +1,39 @@
+"""Where each tutorial runs in the test suite: once, as a script (tests/test_tutorials.py) or as a notebook
+(tests/test_notebooks.py), never both.
+
+:data:`AS_NOTEBOOKS` run as notebooks, as a learner opens them, wherever the notebooks extra is installed (as in
+CI); that run makes the script run's checks too (no error, figures written, each a readable, non-blank PNG). Without
+the extra they run as scripts, like every other tutorial.
+"""
+import importlib.util
+import pathlib
+
+TUTORIALS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tutorials"
+AS_NOTEBOOKS = ("02_rnn_by_hand", "06_attention")
+"""The tutorials executed as notebooks, by file name without ``.py``."""
+NOTEBOOK_MODULES = ("jupytext", "nbclient", "ipykernel")
+"""What the notebooks extra installs for writing and executing notebooks."""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def notebooks_installed() -> bool:
+    """Whether the notebooks extra is installed, so that :data:`AS_NOTEBOOKS` run as notebooks."""
+    return all(importlib.util.find_spec(module) is not None for module in NOTEBOOK_MODULES)
+
+
+def as_scripts() -> list:
+    """The tutorials run as scripts: all of them but those that run as notebooks here."""
+    skipped = AS_NOTEBOOKS if notebooks_installed() else ()
+    return [path for path in sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py")) if path.stem not in skipped]
+
+
+def check_png(path: pathlib.Path):
+    """``path`` is a readable PNG of at least 100 x 100 pixels that is not blank."""
+    data = path.read_bytes()
+    assert data.startswith(PNG_SIGNATURE), f"{path.name}: not a PNG file"
+    from matplotlib import image
+
+    pixels = image.imread(str(path))
+    assert pixels.ndim == 3 and pixels.shape[0] >= 100 and pixels.shape[1] >= 100, \
+        f"{path.name}: unexpected image shape {pixels.shape}"
+    assert float(pixels[..., :3].std()) > 0.01, f"{path.name}: the image is blank"
