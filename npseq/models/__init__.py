@@ -13,12 +13,13 @@ from .build import (
     check_seq2seq_config,
 )
 from .captioning import CONDITIONING_MODES, CaptioningRNN
+from .encoder_decoder import EncoderDecoder
 from .lm import RNNLM
 from .ngram import NGramLM
 from .seq2seq import (
     Decoder,
+    DecoderGrads,
     DecoderState,
-    EncoderDecoder,
     LuongAttentionDecoder,
     Seq2SeqAttentionDecoder,
     Seq2SeqDecoder,

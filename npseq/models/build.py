@@ -10,7 +10,8 @@ from .. import backend
 from .._checks import as_rng, check_probability
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
 from ..nn.recurrent import CELLS
-from .seq2seq import EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
+from .encoder_decoder import EncoderDecoder
+from .seq2seq import LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
 from .transformer import Transformer
 
 DECODER_KINDS = ("plain", "bahdanau", "luong")
