@@ -176,7 +176,7 @@ def packed_forward(decoder, tgt_in, state: DecoderState, valid_lens=None):
         features.append(features_t[:, 0])
         weights.append(weights_t)
     logits = _logits(decoder, features, plan, n, num_steps)
-    decoder.attention_weights = _weights(weights, plan, initial, n, num_steps)
+    decoder.attention_weights = _weights(decoder, weights, plan, initial, num_steps)
     decoder.save_for_backward(_PackedCall(num_steps, initial, plan))
     if finished is not None:
         if plan.running:
@@ -194,13 +194,17 @@ def _logits(decoder, features, plan: _RowPlan, n: int, num_steps: int):
     return zero_padded(_scattered(run, plan.flat, n, num_steps), plan.valid)
 
 
-def _weights(weights, plan: _RowPlan, initial: DecoderState, n: int, num_steps: int):
+def _weights(decoder, weights, plan: _RowPlan, initial: DecoderState, num_steps: int):
     """The attention weights ``(N, T, S)`` from each step's ``(rows, S')`` (None without attention)."""
-    if not weights or weights[0] is None:
+    enc_outputs = initial.enc_outputs
+    n, num_keys = enc_outputs.shape[:2]
+    xp = backend.get_array_module(enc_outputs)
+    if not weights:  # every target is empty: no step ran, and a decoder with attention gives zero weights
+        return xp.zeros((n, num_steps, num_keys), enc_outputs.dtype) if hasattr(decoder, "attention") else None
+    if weights[0] is None:
         return None
-    xp = backend.get_array_module(weights[0])
     placed = zero_padded(_scattered(xp.concatenate(weights), plan.flat, n, num_steps), plan.valid)
-    return _padded_to(placed, initial.enc_outputs.shape[1])
+    return _padded_to(placed, num_keys)
 
 
 def packed_backward(decoder, dlogits):
