@@ -85,12 +85,14 @@ def _scattered(values, flat, n: int, num_steps: int):
     return out.reshape(n, num_steps, values.shape[1])
 
 
-def _padded_to(weights, num_keys: int):
-    """Weights ``(N, T, S')`` over the keys in view, padded with zeros to all ``num_keys`` keys."""
-    if weights.shape[2] == num_keys:
-        return weights
-    padded = backend.get_array_module(weights).zeros(weights.shape[:2] + (num_keys,), dtype=weights.dtype)
-    padded[:, :, :weights.shape[2]] = weights
+def _padded_keys(values, axis: int, num_keys: int):
+    """``values`` over the keys in view (``S'`` on ``axis``), padded with zeros to all ``num_keys`` keys
+    (``values`` itself when nothing is missing, or None)."""
+    if values is None or values.shape[axis] == num_keys:
+        return values
+    padded = backend.get_array_module(values).zeros(values.shape[:axis] + (num_keys,) + values.shape[axis + 1:],
+                                                    dtype=values.dtype)
+    padded[(slice(None),) * axis + (slice(0, values.shape[axis]),)] = values
     return padded
 
 
@@ -204,7 +206,7 @@ def _weights(decoder, weights, plan: _RowPlan, initial: DecoderState, num_steps:
     if weights[0] is None:
         return None
     placed = zero_padded(_scattered(xp.concatenate(weights), plan.flat, n, num_steps), plan.valid)
-    return _padded_to(placed, num_keys)
+    return _padded_keys(placed, 2, num_keys)
 
 
 def packed_backward(decoder, dlogits):
@@ -216,7 +218,7 @@ def packed_backward(decoder, dlogits):
     check_shape("dlogits", dlogits, (n, call.num_steps, decoder.vocab_size))
     xp = backend.get_array_module(dlogits)
     drun = zero_padded(dlogits, plan.valid).reshape(-1, decoder.vocab_size)[plan.flat]
-    grads = DecoderGrads.zeros(call.state)
+    grads = DecoderGrads.zeros(decoder._keys_in_view(call.state))  # the steps saw the keys in view only
     steps = len(plan.running)
     dfeatures = decoder.dense.backward(drun) if steps else drun
     dembedded = xp.empty((dfeatures.shape[0], decoder.embedding.embedding_dim), dtype=dfeatures.dtype)
@@ -238,4 +240,7 @@ def packed_backward(decoder, dlogits):
     decoder.embedding.backward(dembedded)
     if plan.order is not None:
         grads = grads.mapped_rows(lambda a: a.take(plan.restore, axis=0), lambda h: h.take(plan.restore, axis=1))
+    num_keys = call.state.enc_outputs.shape[1]
+    grads.denc_outputs = _padded_keys(grads.denc_outputs, 1, num_keys)
+    grads.dprojected_keys = _padded_keys(grads.dprojected_keys, 1, num_keys)
     return decoder._finish_backward(grads)

@@ -326,6 +326,16 @@ class Decoder(Module):
             check_target_lengths("valid_lens", valid_lens, tgt_in)
 
     def forward(self, tgt_in, state: DecoderState, sampling_ratio: float = 0.0, rng=None, valid_lens=None):
+        """The loop over ``step``: ``tgt_in`` ``(N, T)`` -> ``(logits (N, T, V), state)``.
+
+        .. math::
+            \\text{logits}_t,\\ \\tilde s_t = \\operatorname{step}(x_t,\\ s_{t-1}), \\qquad
+            s_t = m_t\\, \\tilde s_t + (1 - m_t)\\, s_{t-1}, \\qquad m_t = [t < \\ell_n]
+
+        with :math:`x_t` the token ``tgt_in[:, t]`` (teacher forcing) or, for ``t > 0`` and with
+        probability ``sampling_ratio``, :math:`\\arg\\max \\text{logits}_{t-1}`; logits and weights are
+        zero where :math:`m_t = 0`. See the class docstring.
+        """
         self.check_targets(tgt_in, state, valid_lens, sampling_ratio, rng)
         xp = backend.get_array_module(tgt_in)
         n, num_steps = tgt_in.shape
@@ -344,6 +354,15 @@ class Decoder(Module):
         return zero_padded(xp.stack(logits, axis=1), valid), state
 
     def backward(self, dlogits):
+        """The loop over ``step_backward``, last step first: ``dlogits`` ``(N, T, V)`` ->
+        ``(denc_outputs, denc_state)``; adds into every parameter's gradient.
+
+        .. math::
+            \\bar s_{t-1} = \\operatorname{step\\_backward}\\big(m_t \\bar{\\text{logits}}_t,\\ m_t \\bar s_t\\big)
+                + (1 - m_t)\\, \\bar s_t
+
+        (the bars are gradients; the per-batch parts of the state sum over the steps).
+        """
         loop = self.pop_cache()
         check_shape("dlogits", dlogits, loop.valid.shape + (self.vocab_size,))
         dlogits = zero_padded(dlogits, loop.valid)
@@ -479,9 +498,8 @@ class Seq2SeqAttentionDecoder(Decoder):
         dx, dhidden = self.rnn.backward(dfeatures, grads.dhidden)
         dquery, dprojected, dvalues = self.attention.backward(dx[:, :, :self.enc_output_size])
         grads.dhidden = add_to_top_hidden(dhidden, dquery[:, 0])
-        in_view = dvalues.shape[1]  # the keys this step attended over (see _keys_in_view)
-        grads.dprojected_keys[:, :in_view] += dprojected
-        grads.denc_outputs[:, :in_view] += dvalues
+        grads.dprojected_keys += dprojected
+        grads.denc_outputs += dvalues
         return dx[:, :, self.enc_output_size:]
 
     discards_zero_steps = True
