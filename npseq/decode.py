@@ -417,9 +417,11 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     check_count("beam_size", beam_size)
     record = BeamTrace(beam_size, alpha, length_penalty) if trace else None
     finished = []  # Hypothesis records, in the order they finish
+    src_batch, valid_len = _source_batch(model, src)
+    xp = backend.get_array_module(src_batch)
     with _inference(model):
-        state = model.encode(*_source_batch(model, src))
-        beam = _Beam(last=backend.xp.asarray([bos_id]), log_probs=backend.xp.zeros(1),
+        state = model.encode(src_batch, valid_len)
+        beam = _Beam(last=xp.asarray([bos_id]), log_probs=xp.zeros(1),
                      prefixes=backend.numpy.zeros((1, 0), dtype=backend.numpy.int64), attention=None)
         for t in range(1, max_len + 1):
             log_p, state, weights = _log_probs(model, beam.last, state)
@@ -439,7 +441,7 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
             alive = [i for i in range(selected) if statuses[i] == "kept"]
             if not alive:
                 break
-            state = reorder_state(state, backend.xp.asarray(ranked.parents[alive]))
+            state = reorder_state(state, xp.asarray(ranked.parents[alive]))
             beam = _next_beam(ranked, alive, attention)
     if record is not None:
         record.finished = _trace_ranking(finished, tgt_vocab)
