@@ -301,10 +301,84 @@ class BeamTrace:
 
 
 # ---------------------------------------------------------------- beam search
+class _Beam(NamedTuple):
+    """The prefixes in the beam, which the next step extends."""
+    last: Any       # (n,) on the device: each prefix's last token, the decoder's next input
+    log_probs: Any  # (n,) on the device, float64 to sum many steps: log P of each prefix
+    prefixes: Any   # (n, t - 1) ints on the host (the beam is small): the tokens generated so far
+    attention: Any  # (n, t - 1, S) on the device: each prefix's attention rows; None before the first step
+    #                 and for a decoder without attention
+
+
+class _Ranked(NamedTuple):
+    """The best of one step's candidates, best first, on the host."""
+    parents: Any    # (rows,) the prefix in the beam each candidate extends
+    tokens: Any     # (rows,) the token it appends
+    log_probs: list  # log P of each, Python floats
+    sequences: Any  # (rows, t) the prefix and the token
+    count: int      # n·V: how many candidates there were
+
+
+def _ranked_candidates(beam: _Beam, log_p, rows: int) -> _Ranked:
+    """The ``rows`` best extensions of the beam's prefixes by one token, ranked by
+    :math:`\\log P(y_{<t}, v) = \\log P(y_{<t}) + \\log p(v \\mid y_{<t}, x)`; ties go to the lower
+    (parent, token) index. ``log_p`` ``(n, V)``. The ranking runs on the device, the ranked rows
+    come back to the host."""
+    xp = backend.get_array_module(log_p)
+    total = (beam.log_probs[:, None] + log_p).ravel()
+    order = xp.argsort(-total, kind="stable")[:min(total.size, rows)]
+    log_probs = backend.to_numpy(total[order]).tolist()
+    order = backend.to_numpy(order)
+    parents, tokens = order // log_p.shape[1], order % log_p.shape[1]
+    sequences = backend.numpy.concatenate([beam.prefixes[parents], tokens[:, None]], axis=1)
+    return _Ranked(parents, tokens, log_probs, sequences, total.size)
+
+
+def _status(rank: int, token: int, selected: int, t: int, max_len: int, eos_id: int) -> str:
+    """What becomes of the candidate ranked ``rank`` (from 0) at step ``t``: ``"dropped"`` below the
+    ``selected`` best, else ``"finished"`` with ``<eos>``, ``"cut"`` at ``max_len``, or ``"kept"``."""
+    if rank >= selected:
+        return "dropped"
+    return "finished" if token == eos_id else "cut" if t == max_len else "kept"
+
+
+def _attention_of(beam: _Beam, weights, parents):
+    """The attention rows ``(n', t, S)`` of the candidates extending ``parents``: each parent's rows,
+    then this step's weights ``(n, S)``; None for a decoder without attention. On the device."""
+    if weights is None:
+        return None
+    xp = backend.get_array_module(weights)
+    rows = xp.asarray(parents)
+    step_rows = weights.take(rows, axis=0)[:, None]
+    return step_rows if beam.attention is None else xp.concatenate([beam.attention.take(rows, axis=0), step_rows],
+                                                                   axis=1)
+
+
+def _next_beam(ranked: _Ranked, alive: list, attention) -> _Beam:
+    """The candidates ``alive`` (ranks) as the next beam, their arrays moved back to the device."""
+    xp = backend.xp
+    return _Beam(xp.asarray(ranked.tokens[alive]), xp.asarray([ranked.log_probs[i] for i in alive]),
+                 ranked.sequences[alive], None if attention is None else attention.take(xp.asarray(alive), axis=0))
+
+
 def _shown(ids, tgt_vocab):
     """Token ids as Python ints, or as strings when a vocabulary is given (for the trace)."""
     ids = [int(i) for i in ids]
     return ids if tgt_vocab is None else tgt_vocab.to_tokens(ids)
+
+
+def _trace_step(t: int, beam: _Beam, ranked: _Ranked, statuses: list, alpha: float, length_penalty: str,
+                tgt_vocab) -> TraceStep:
+    """Step ``t`` of a :class:`BeamTrace`: every ranked candidate with its score and status."""
+    return TraceStep(t, beam.prefixes.shape[0], ranked.count, [
+        TraceRow(_shown(sequence, tgt_vocab), log_prob, sequence_score(log_prob, t, alpha, length_penalty), status)
+        for sequence, log_prob, status in zip(ranked.sequences, ranked.log_probs, statuses)])
+
+
+def _trace_ranking(finished: list, tgt_vocab) -> list:
+    """The finished hypotheses of a :class:`BeamTrace`, best score first."""
+    ranked = sorted(finished, key=lambda hypothesis: -hypothesis.score)
+    return [TraceRow(_shown(h.tokens, tgt_vocab), h.log_prob, h.score, h.status) for h in ranked]
 
 
 def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size: int, alpha: float = 0.75,
@@ -341,61 +415,38 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     """
     _check_ranked_search(model, max_len, bos_id, eos_id, alpha, length_penalty)
     check_count("beam_size", beam_size)
-    vocab_size = model.decoder.vocab_size
     record = BeamTrace(beam_size, alpha, length_penalty) if trace else None
     finished = []  # Hypothesis records, in the order they finish
+    src_batch, valid_len = _source_batch(model, src)
+    xp = backend.get_array_module(src_batch)
     with _inference(model):
-        src_batch, valid_len = _source_batch(model, src)
-        xp = backend.get_array_module(src_batch)
         state = model.encode(src_batch, valid_len)
-        last = xp.asarray([bos_id])
-        cum = xp.zeros(1)                  # log P of each prefix in the beam, float64 to sum many steps
-        prefixes = backend.numpy.zeros((1, 0), dtype=backend.numpy.int64)  # host: the beam is small
-        attention = None                   # (n, t - 1, S) on the device, for decoders with attention
+        beam = _Beam(last=xp.asarray([bos_id]), log_probs=xp.zeros(1),
+                     prefixes=backend.numpy.zeros((1, 0), dtype=backend.numpy.int64), attention=None)
         for t in range(1, max_len + 1):
-            log_p, state, weights = _log_probs(model, last, state)
-            total = (cum[:, None] + log_p).ravel()
-            num_rows = min(total.size, 2 * beam_size if trace else beam_size)
-            order = xp.argsort(-total, kind="stable")[:num_rows]
-            order_host = backend.to_numpy(order)
-            values = backend.to_numpy(total[order]).tolist()
-            parents, tokens = order_host // vocab_size, order_host % vocab_size
-            sequences = backend.numpy.concatenate([prefixes[parents], tokens[:, None]], axis=1)
-            selected = min(beam_size, total.size)
-            statuses = ["dropped" if i >= selected else "finished" if tokens[i] == eos_id
-                        else "cut" if t == max_len else "kept" for i in range(num_rows)]
-            if weights is not None:
-                rows = xp.asarray(parents[:selected])
-                step_rows = weights.take(rows, axis=0)[:, None]
-                attention = step_rows if attention is None else xp.concatenate(
-                    [attention.take(rows, axis=0), step_rows], axis=1)
+            log_p, state, weights = _log_probs(model, beam.last, state)
+            # the k best candidates are selected; a trace also shows up to k dropped ones after them
+            ranked = _ranked_candidates(beam, log_p, 2 * beam_size if trace else beam_size)
+            selected = min(beam_size, ranked.count)
+            statuses = [_status(i, token, selected, t, max_len, eos_id) for i, token in enumerate(ranked.tokens)]
+            attention = _attention_of(beam, weights, ranked.parents[:selected])
             for i in range(selected):
-                if statuses[i] != "kept":
-                    rows_i = None if attention is None else backend.to_numpy(attention[i])
-                    finished.append(Hypothesis(sequences[i].tolist(),
-                                               sequence_score(values[i], t, alpha, length_penalty), values[i],
-                                               rows_i, statuses[i]))
+                if statuses[i] != "kept":  # finished with <eos>, or cut at max_len
+                    rows = None if attention is None else backend.to_numpy(attention[i])
+                    score = sequence_score(ranked.log_probs[i], t, alpha, length_penalty)
+                    finished.append(Hypothesis(ranked.sequences[i].tolist(), score, ranked.log_probs[i], rows,
+                                               statuses[i]))
             if record is not None:
-                record.steps.append(TraceStep(t, prefixes.shape[0], total.size, [
-                    TraceRow(_shown(sequences[i], tgt_vocab), values[i],
-                             sequence_score(values[i], t, alpha, length_penalty), statuses[i])
-                    for i in range(num_rows)]))
+                record.steps.append(_trace_step(t, beam, ranked, statuses, alpha, length_penalty, tgt_vocab))
             alive = [i for i in range(selected) if statuses[i] == "kept"]
             if not alive:
                 break
-            keep = xp.asarray(alive)
-            state = reorder_state(state, xp.asarray(parents[alive]))
-            last = xp.asarray(tokens[alive])
-            cum = xp.asarray([values[i] for i in alive])
-            prefixes = sequences[alive]
-            if attention is not None:
-                attention = attention.take(keep, axis=0)
-    # max() keeps the first of equal scores: the earlier finished, the more probable.
-    best = max(finished, key=lambda hypothesis: hypothesis.score)
+            state = reorder_state(state, xp.asarray(ranked.parents[alive]))
+            beam = _next_beam(ranked, alive, attention)
     if record is not None:
-        ranked = sorted(finished, key=lambda hypothesis: -hypothesis.score)
-        record.finished = [TraceRow(_shown(h.tokens, tgt_vocab), h.log_prob, h.score, h.status) for h in ranked]
-    return best.result(record)
+        record.finished = _trace_ranking(finished, tgt_vocab)
+    # max() keeps the first of equal scores: the earlier finished, the more probable.
+    return max(finished, key=lambda hypothesis: hypothesis.score).result(record)
 
 
 # ---------------------------------------------------------- exhaustive search

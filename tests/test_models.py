@@ -15,6 +15,7 @@ from npseq.models import (
     Seq2SeqEncoder,
     reorder_state,
 )
+from npseq.models.packed_decoder import packed_backward, packed_forward
 from npseq.models.seq2seq import state_parts
 from npseq.nn import MaskedSoftmaxCELoss
 
@@ -217,13 +218,13 @@ def test_the_steps_without_gradient_are_skipped_exactly(decoder, cell, keep, mon
 
 
 # ---------------------------------------------------- packed target rows
-def _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed, **sampling):
-    """Logits, weights, final state and every gradient of one decoder pass with target lengths."""
+def _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed):
+    """Logits, weights, final state and every gradient of one pass of the decoder's fast twin with target lengths."""
     model.decoder.packs_rows = packed
     model.zero_grad()
-    logits, final = model.decoder(tgt_in, model.encode(src, src_lens), valid_lens=tgt_lens, **sampling)
+    logits, final = packed_forward(model.decoder, tgt_in, model.encode(src, src_lens), tgt_lens)
     weights = model.attention_weights
-    model.encoder.backward(*model.decoder.backward(dlogits))
+    model.encoder.backward(*packed_backward(model.decoder, dlogits))
     assert all(m.num_pending == 0 for m in model.modules())
     return logits, weights, final, [p.grad.copy() for p in model.parameters()]
 
@@ -307,13 +308,21 @@ def test_packed_target_rows_at_the_edges(n, t, seed, data):
     _assert_same_run(packed, _decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed=False))
 
 
-def test_packed_target_rows_with_scheduled_sampling():
+def test_scheduled_sampling_runs_the_reference_loop():
+    # Each step may read the previous step's own guess, so the model runs the decoder's loop over step,
+    # and with target lengths the padded logits are zero and every cache is consumed.
     model = build("bahdanau", "lstm")
     src, tgt_in, src_lens = batch(14, n=3, s=4, t=5)
     tgt_lens, dlogits = np.array([3, 5, 2]), np.random.default_rng(4).standard_normal((3, 5, V_TGT))
-    runs = [_decoder_run(model, src, tgt_in, src_lens, tgt_lens, dlogits, packed,
-                         sampling_ratio=0.5, rng=np.random.default_rng(5)) for packed in (True, False)]
-    _assert_same_run(*runs)
+    steps = []
+    step = model.decoder.step
+    model.decoder.step = lambda tokens, state: steps.append(len(tokens)) or step(tokens, state)
+    logits = model(src, tgt_in, src_lens, 0.5, np.random.default_rng(5), tgt_lens)
+    model.backward(dlogits)
+    assert steps == [3] * 5
+    assert all(m.num_pending == 0 for m in model.modules())
+    for n, length in enumerate(tgt_lens):
+        assert not logits[n, length:].any() and logits[n, :length].all()
 
 
 def test_target_lengths_are_checked_and_named():

@@ -302,11 +302,41 @@ for name, report in reports.items():
 #
 # The decoder decides where to look *before* it has processed $y_{t-1}$: the previous state
 # already knows what has been written so far, and the context is then available to the
-# step that produces $y_t$. In npseq:
+# step that produces $y_t$. In npseq, `step` embeds the previous token, runs the decoder's own
+# `_step` (attention, then the recurrent layer) and projects to the vocabulary:
 
 # %%
 print(equations(Seq2SeqAttentionDecoder))
+print(code(Seq2SeqAttentionDecoder.step))
 print(code(Seq2SeqAttentionDecoder._step))
+
+# %% [markdown]
+# The backward of one step walks the same lines in reverse. `grads` holds the gradient of
+# the state the step returned; the recurrent layer's backward turns it into that of the state
+# the step read, plus the gradients of its input $[c_t;\ E[y_{t-1}]]$. The context's part goes
+# back through the attention: into the query (the previous top-layer state, so it joins that
+# state's gradient), the projected keys and the values. Every step reads the same encoder
+# outputs, so their gradients are summed over the steps (`+=`):
+
+# %%
+print(code(Seq2SeqAttentionDecoder.step_backward))
+print(code(Seq2SeqAttentionDecoder._step_backward))
+
+# %% [markdown]
+# A whole target sentence is the loop over `step`, each step reading the gold previous token
+# (teacher forcing), and its backward the loop over `step_backward`, last step first. With
+# target lengths a row past its sentence's end keeps its state, and its gradient passes straight
+# back through that step:
+
+# %%
+print(code(Seq2SeqAttentionDecoder.forward))
+print(code(Seq2SeqAttentionDecoder.backward))
+
+# %% [markdown]
+# That loop is the reference. Training runs its fast twin, `npseq.models.packed_decoder`: the
+# same numbers (within $10^{-12}$ in float64, a test holds it there) with the embedding and the
+# output layer run once for all steps, and each step running only the rows still inside their
+# sentence.
 
 # %% [markdown]
 # The whole model, with its backward through the attention of every step into the

@@ -18,7 +18,6 @@
 #    corpus form (papers).
 
 # %%
-import inspect
 import math
 
 import numpy as np
@@ -27,7 +26,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from npseq.data import load_task, load_translation_data
-from npseq.decode import beam_search, exhaustive_search, greedy_search, length_penalty_factor, sequence_score, translate
+from npseq.decode import (
+    _ranked_candidates,
+    beam_search,
+    exhaustive_search,
+    greedy_search,
+    length_penalty_factor,
+    sequence_score,
+    translate,
+)
 from npseq.gradcheck import check_module
 from npseq.metrics import bleu, corpus_bleu
 from npseq.models import DEMO_SETTINGS, build_seq2seq
@@ -68,7 +75,18 @@ from npseq.train import train_seq2seq
 print(code(greedy_search))
 print(code(length_penalty_factor))
 print(code(sequence_score))
-print(inspect.getdoc(beam_search).split("Args:")[0])
+
+# %% [markdown]
+# Beam search reads as the algorithm. Each step runs the decoder once on the whole beam,
+# ranks the $nV$ extensions by $\log P$ (`_ranked_candidates`, whose ranking runs where the
+# model runs and whose best rows come back to the host), finishes the selected ones that end in
+# `<eos>` or reach `max_len`, and keeps the others as the next beam, their decoder states
+# gathered with `reorder_state`. The trace (`trace=True`, below) only watches: one line records
+# each step.
+
+# %%
+print(code(beam_search))
+print(code(_ranked_candidates))
 
 # %% [markdown]
 # ## A model small enough to search exhaustively

@@ -14,12 +14,13 @@ from .build import (
     estimate_seq2seq_memory,
 )
 from .captioning import CONDITIONING_MODES, CaptioningRNN
+from .encoder_decoder import EncoderDecoder
 from .lm import RNNLM, estimate_rnnlm_memory
 from .ngram import NGramLM
 from .seq2seq import (
     Decoder,
+    DecoderGrads,
     DecoderState,
-    EncoderDecoder,
     LuongAttentionDecoder,
     Seq2SeqAttentionDecoder,
     Seq2SeqDecoder,

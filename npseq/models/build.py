@@ -16,7 +16,8 @@ from .._checks import MemoryEstimate, as_rng, check_count, check_probability
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
 from ..nn.attention import SCORES
 from ..nn.recurrent import CELL_GATES, CELLS, make_rnn_parameters
-from .seq2seq import EncoderDecoder, LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
+from .encoder_decoder import EncoderDecoder
+from .seq2seq import LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
 from .transformer import Transformer
 
 DECODER_KINDS = ("plain", "bahdanau", "luong")

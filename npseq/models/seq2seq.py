@@ -1,9 +1,12 @@
-"""Encoder–decoder models: the d2l encoder, plain and Bahdanau decoders, Luong's decoder.
+"""The recurrent encoder and decoders: the d2l encoder, plain and Bahdanau decoders, Luong's decoder.
 
 Every model is a :class:`~npseq.nn.Module` with a hand-written ``backward``. A
-decoder runs one step at a time (the step is what greedy and beam search call),
-and its ``backward`` walks the steps in reverse, routing each step's gradient
-into the recurrent state, the embedding, and the encoder's outputs and state.
+decoder runs one step at a time (the step is what greedy and beam search call);
+its ``forward`` is the plain loop over ``step`` and its ``backward`` the loop over
+``step_backward`` in reverse, routing each step's gradient into the recurrent
+state, the embedding, and the encoder's outputs and state. That loop is the
+reference; :mod:`npseq.models.packed_decoder` is its fast twin, and
+:mod:`npseq.models.encoder_decoder` puts an encoder and a decoder together.
 
 Shapes: source tokens ``(N, S)``, target tokens ``(N, T)``, encoder outputs
 ``(N, S, H_enc)``, recurrent state ``(L, N, H)`` (LSTM: a pair ``(h, c)``),
@@ -145,13 +148,10 @@ class DecoderState(NamedTuple):
 
     def reorder(self, indices) -> DecoderState:
         """The state of the batch rows ``indices`` (the hidden state's batch is on axis 1)."""
-        return self._mapped(lambda a: a.take(indices, axis=0), lambda h: h.take(indices, axis=1))
+        return self.mapped_rows(lambda a: a.take(indices, axis=0), lambda h: h.take(indices, axis=1))
 
-    def head(self, count: int) -> DecoderState:
-        """The state of the first ``count`` batch rows, as views (a packed step runs a prefix of the rows)."""
-        return self._mapped(lambda a: a[:count], lambda h: h[:, :count])
-
-    def _mapped(self, rows, hidden_rows) -> DecoderState:
+    def mapped_rows(self, rows, hidden_rows) -> DecoderState:
+        """The state with ``rows`` applied to each batch-first array and ``hidden_rows`` to each hidden array."""
         keep = lambda a: None if a is None else rows(a)  # noqa: E731
         return DecoderState(map_state(hidden_rows, self.hidden), keep(self.enc_outputs), keep(self.enc_valid_lens),
                             keep(self.context), keep(self.projected_keys), keep(self.feed), self.step)
@@ -166,11 +166,15 @@ def reorder_state(state, indices):
     return state.reorder(indices)
 
 
-class _StepGrads:
-    """Gradients flowing backwards through the decoder steps, and those summed over steps.
+class DecoderGrads:
+    """The gradient of a :class:`DecoderState`, which ``step_backward`` carries back one step.
 
-    A packed step works on the first rows only: :meth:`head` gives it views of those rows, and
-    :meth:`take_back` stores the gradients it replaced (the summed ones it adds into in place).
+    ``dhidden`` (like ``hidden``) and ``dfeed`` ``(N, H)`` or ``None``, the recurrent part: the
+    gradient of the state a step returned when its backward starts, of the state it read when it
+    ends. ``denc_outputs`` ``(N, S, H_enc)``, ``dcontext`` ``(N, H_enc)`` and ``dprojected_keys``
+    ``(N, S, h)`` (``None`` where the state has none), the part ``init_state`` computed once per
+    batch: every step reads it, so each step's backward adds its share in place and they hold the
+    sum over the steps walked back so far.
     """
 
     def __init__(self, dhidden, dfeed, denc_outputs, dcontext, dprojected_keys):
@@ -178,78 +182,33 @@ class _StepGrads:
         self.denc_outputs, self.dcontext, self.dprojected_keys = denc_outputs, dcontext, dprojected_keys
 
     @classmethod
-    def zeros(cls, state: DecoderState) -> _StepGrads:
+    def zeros(cls, state: DecoderState) -> DecoderGrads:
+        """Zero gradients shaped like ``state``."""
         xp = backend.get_array_module(state.enc_outputs)
         zeros = lambda a: None if a is None else xp.zeros_like(a)  # noqa: E731
         return cls(map_state(xp.zeros_like, state.hidden), zeros(state.feed), xp.zeros_like(state.enc_outputs),
                    zeros(state.context), zeros(state.projected_keys))
 
-    def _mapped(self, rows, hidden_rows) -> _StepGrads:
+    def masked(self, keep) -> DecoderGrads:
+        """The recurrent part in the rows where ``keep`` ``(N,)`` is True and zero in the others; the
+        per-batch sums shared (the same arrays)."""
+        xp = backend.get_array_module(keep)
+        dhidden = map_state(lambda d: xp.where(keep[None, :, None], d, 0), self.dhidden)
+        dfeed = None if self.dfeed is None else xp.where(keep[:, None], self.dfeed, 0)
+        return DecoderGrads(dhidden, dfeed, self.denc_outputs, self.dcontext, self.dprojected_keys)
+
+    def plus(self, other: DecoderGrads) -> DecoderGrads:
+        """The recurrent parts of both summed; the per-batch sums shared."""
+        summed = tuple(mine + theirs for mine, theirs in zip(state_parts(self.dhidden), state_parts(other.dhidden)))
+        dhidden = summed if isinstance(self.dhidden, tuple) else summed[0]
+        dfeed = None if self.dfeed is None else self.dfeed + other.dfeed
+        return DecoderGrads(dhidden, dfeed, self.denc_outputs, self.dcontext, self.dprojected_keys)
+
+    def mapped_rows(self, rows, hidden_rows) -> DecoderGrads:
+        """The gradients with ``rows`` applied to each batch-first array and ``hidden_rows`` to each hidden one."""
         keep = lambda a: None if a is None else rows(a)  # noqa: E731
-        return _StepGrads(map_state(hidden_rows, self.dhidden), keep(self.dfeed), rows(self.denc_outputs),
-                          keep(self.dcontext), keep(self.dprojected_keys))
-
-    def head(self, count: int) -> _StepGrads:
-        """Views of the first ``count`` rows."""
-        return self._mapped(lambda a: a[:count], lambda h: h[:, :count])
-
-    def take_back(self, part: _StepGrads, count: int) -> None:
-        """Store the state gradients that ``part`` (from ``head(count)``) holds now."""
-        for mine, theirs in zip(state_parts(self.dhidden), state_parts(part.dhidden)):
-            mine[:, :count] = theirs
-        if self.dfeed is not None:
-            self.dfeed[:count] = part.dfeed
-
-    def reordered(self, indices) -> _StepGrads:
-        """The gradients of the batch rows ``indices``."""
-        return self._mapped(lambda a: a.take(indices, axis=0), lambda h: h.take(indices, axis=1))
-
-
-class _RowPlan(NamedTuple):
-    """Which batch rows each step of a whole-sequence ``forward`` runs.
-
-    Step ``t`` runs the first ``running[t]`` rows of the batch taken in ``order``. Every row run
-    is one position ``(n, t)``; ``flat`` lists them step by step, as indices ``n * T + t`` into the
-    batch's ``(N * T)`` positions, so the tokens of all steps are gathered and their logits
-    scattered in one call each.
-    """
-    order: Any      # (N,) row indices, longest sentence first; None: the batch's own order
-    restore: Any    # (N,) the inverse permutation of ``order``; None with it
-    running: tuple  # rows that step t runs, for each step that runs
-    starts: tuple   # where step t's rows begin among all rows run (running's partial sums)
-    flat: Any       # (sum(running),) integers: the positions run, step 0's rows first
-    valid: Any      # (N, T) booleans t < valid_lens[n] when every position runs and the padding is masked
-    #                 (a device, or packs_rows False); None when packed or without valid_lens
-    packed: bool    # True: only the valid positions run
-
-
-def _row_plan(valid_lens, num_steps: int, n: int, packs: bool, xp) -> _RowPlan:
-    """Every row at every step, or with ``valid_lens`` on the host (and ``packs``), the rows
-    still inside their sentence at each step, longest first."""
-    steps = xp.arange(num_steps)
-    if valid_lens is None or not packs or xp is not backend.numpy:
-        flat = (steps[:, None] + num_steps * xp.arange(n)[None, :]).reshape(-1)
-        valid = None if valid_lens is None else valid_positions(valid_lens, num_steps)
-        return _RowPlan(None, None, (n,) * num_steps, tuple(range(0, n * num_steps, n)), flat, valid, False)
-    np = backend.numpy
-    order = np.argsort(-valid_lens.astype(np.int64), kind="stable")
-    longest_first = valid_lens[order]
-    running = tuple(int(rows) for rows in (longest_first[None, :] > steps[:int(longest_first[0]), None]).sum(axis=1))
-    if not running:  # every target is empty: no step runs
-        return _RowPlan(None, None, (), (), np.zeros(0, dtype=np.int64), None, True)
-    flat = np.concatenate([order[:rows] * num_steps + t for t, rows in enumerate(running)])
-    starts = tuple(np.cumsum((0,) + running[:-1]).tolist())
-    if (order == np.arange(n)).all():
-        return _RowPlan(None, None, running, starts, flat, None, True)
-    return _RowPlan(order, np.argsort(order), running, starts, flat, None, True)
-
-
-def _scattered(values, flat, n: int, num_steps: int):
-    """``values`` ``(M, K)`` of the positions ``flat`` placed in zeros ``(N, T, K)``."""
-    xp = backend.get_array_module(values)
-    out = xp.zeros((n * num_steps, values.shape[1]), dtype=values.dtype)
-    out[flat] = values
-    return out.reshape(n, num_steps, values.shape[1])
+        return DecoderGrads(map_state(hidden_rows, self.dhidden), keep(self.dfeed), rows(self.denc_outputs),
+                            keep(self.dcontext), keep(self.dprojected_keys))
 
 
 def valid_positions(valid_lens, num_steps: int):
@@ -271,107 +230,61 @@ def zero_padded(values, valid):
     return backend.get_array_module(values).where(valid[:, :, None], values, 0)
 
 
-def _carried(new: DecoderState, old: DecoderState, running) -> DecoderState:
-    """``new`` in the rows where ``running`` ``(N,)`` is True, ``old`` in the others (the rows past
-    their sentence keep the state of its last step)."""
+def carried(new: DecoderState, old: DecoderState, running) -> DecoderState:
+    """The state after a step: ``new`` in the rows where ``running`` ``(N,)`` is True, ``old`` in the
+    others (a row past its target's end keeps the state of its own last step).
+
+    .. math:: s_t = m_t\\, \\tilde s_t + (1 - m_t)\\, s_{t-1}, \\qquad m_t = [t < \\ell_n]
+
+    for the hidden state and the fed attentional state; the rest is ``new``'s.
+    """
     xp = backend.get_array_module(running)
     hidden = [xp.where(running[None, :, None], a, b) for a, b in zip(state_parts(new.hidden), state_parts(old.hidden))]
     feed = None if new.feed is None else xp.where(running[:, None], new.feed, old.feed)
     return new._replace(hidden=tuple(hidden) if isinstance(new.hidden, tuple) else hidden[0], feed=feed)
 
 
-class _FinishedRows:
-    """Each row's state after its own last step, filled in as the rows of a packed forward finish."""
-
-    def __init__(self, state: DecoderState):
-        self.hidden = map_state(lambda h: h.copy(), state.hidden)
-        self.feed = None if state.feed is None else state.feed.copy()
-
-    def keep(self, state: DecoderState, start: int, stop: int) -> None:
-        """Rows ``start:stop`` of ``state`` have taken their last step."""
-        for mine, theirs in zip(state_parts(self.hidden), state_parts(state.hidden)):
-            mine[:, start:stop] = theirs[:, start:stop]
-        if self.feed is not None:
-            self.feed[start:stop] = state.feed[start:stop]
-
-    def state(self, restore) -> DecoderState:
-        """The hidden state and feed of every row, in the batch's order (``restore``: None if kept)."""
-        if restore is None:
-            return DecoderState(self.hidden, feed=self.feed)
-        return DecoderState(map_state(lambda h: h.take(restore, axis=1), self.hidden),
-                            feed=None if self.feed is None else self.feed.take(restore, axis=0))
-
-
-class _DecoderCall(NamedTuple):
-    num_steps: int
-    state: DecoderState  # the initial state, for the shapes of its gradients
-    teacher_forced: bool  # embedding and output layer ran once over all steps (no scheduled sampling)
-    plan: _RowPlan
-
-
-def _steps_with_gradient(drun, num_steps: int) -> int:
-    """How many leading steps of ``drun`` (every row of every step, step by step) the backward
-    must walk: one past the last step with a nonzero entry (0 if there is none). On a device
-    every step counts, since finding the last one would stop the device to read it."""
-    xp = backend.get_array_module(drun)
-    if xp is not backend.numpy:
-        return num_steps
-    nonzero = (drun.reshape(num_steps, -1) != 0).any(axis=1)
-    return int(nonzero.nonzero()[0][-1]) + 1 if nonzero.any() else 0
-
-
-def _padded_to(weights, num_keys: int):
-    """Weights ``(N, T, S')`` over the keys in view, padded with zeros to all ``num_keys`` keys."""
-    if weights.shape[2] == num_keys:
-        return weights
-    padded = backend.get_array_module(weights).zeros(weights.shape[:2] + (num_keys,), dtype=weights.dtype)
-    padded[:, :, :weights.shape[2]] = weights
-    return padded
+class _DecoderLoop(NamedTuple):
+    state: DecoderState  # the state forward started from (the shapes of the gradients)
+    valid: Any           # (N, T) booleans t < valid_lens[n]; all True without valid_lens
 
 
 class Decoder(Module):
     """Shared machinery: embed a token, run one recurrent step, project to the vocabulary.
 
-    Subclasses define ``init_state``, ``_step`` (one step from the embedded token
-    to the features the output layer reads) and ``_step_backward``, plus
-    ``_finish_backward`` for what was computed once per batch.
+    .. math::
+        o_t,\\ s_t = \\operatorname{step}(E[y_{t-1}],\\ s_{t-1}), \\qquad
+        \\text{logits}_t = o_t W_o + b_o
 
-    ``forward(tgt_in, state, sampling_ratio=0.0, rng=None, valid_lens=None) -> (logits, state)``
-    runs ``T`` steps with teacher forcing: step ``t`` reads ``tgt_in[:, t]``, except that
-    with ``sampling_ratio > 0`` each example reads, with that probability, the
-    model's own previous argmax instead (scheduled sampling, Bengio et al. 2015).
-    With pure teacher forcing every input token is known before the first step, so
-    the embedding looks up all ``T`` tokens at once and the output layer projects the
-    features of all steps at once (one product each way instead of ``T``); only the
-    recurrence and the attention go step by step. The numbers are those of ``T`` calls
-    of ``step``.
+    Subclasses define ``init_state``, ``_step`` (one step from the embedded token to the
+    features the output layer reads, the next state and the attention weights) and
+    ``_step_backward``, plus ``_finish_backward``, the backward of what ``init_state``
+    computed once per batch.
 
-    ``valid_lens`` ``(N,)`` (the target lengths) says that the positions ``t >= valid_lens[n]``
-    are padding: their logits (and attention weights) are zero and nothing flows back from
-    them, and each row's returned state is its state after its own last valid step. On the
-    host the steps then run *packed*, as PyTorch's packed sequences do in an encoder: the rows
-    are sorted longest first and step ``t`` runs only the rows still inside their sentence, a
-    prefix of that order, so no work is spent on padding. On a device every row runs every
-    step and the padding is masked (reading the lengths would stop the device); the numbers
-    agree. ``packs_rows = False`` makes the host mask too.
+    ``step(tokens, state) -> (logits (N, V), state, weights (N, S) or None)`` is one step, what
+    greedy and beam search call (under ``no_grad``); ``state.step`` counts the steps taken.
+    ``step_backward(dlogits (N, V), grads)`` is its backward, on a :class:`DecoderGrads`.
 
-    ``backward(dlogits) -> (denc_outputs, denc_state)``.
-    ``step(tokens, state) -> (logits (N, V), state, weights (N, S) or None)`` is one step,
-    for greedy and beam search (under ``no_grad``). ``state.step`` counts the steps taken.
+    ``forward(tgt_in, state, sampling_ratio=0.0, rng=None, valid_lens=None) -> (logits (N, T, V), state)``
+    is the loop over ``step``, ``T`` times. Step ``t`` reads ``tgt_in[:, t]`` (teacher forcing),
+    except that with ``sampling_ratio > 0`` each row reads, with that probability, the model's own
+    previous argmax instead (scheduled sampling, Bengio et al. 2015). ``valid_lens`` ``(N,)`` (the
+    target lengths) says that the positions ``t >= valid_lens[n]`` are padding: their logits and
+    attention weights are zero, nothing flows back from them, and a row past its end keeps its
+    state (:func:`carried`), so the state returned is each row's state after its own last valid
+    step. ``attention_weights`` holds the weights ``(N, T, S)`` (``None`` without attention).
+    ``backward(dlogits) -> (denc_outputs, denc_state)`` is the loop over ``step_backward``, last
+    step first.
 
-    Two more shortcuts skip work whose result is exactly zero (a subclass opts in through
-    ``_keys_in_view`` and ``discards_zero_steps``):
-
-    * *keys nobody sees*: past every source sentence's end, ``max(enc_valid_lens)``, the
-      masked softmax gives every weight exactly 0, so the whole-sequence ``forward``
-      attends over the keys before it only and pads the weights with zeros;
-    * *steps without gradient*: without ``valid_lens``, when ``dlogits`` is zero from step
-      ``t`` on (a masked loss over padded targets), every gradient of those steps is zero
-      too, so ``backward`` drops their caches and starts at step ``t - 1``.
+    This loop is the reference. Teacher-forced training runs its fast twin,
+    :mod:`npseq.models.packed_decoder` (:class:`~npseq.models.encoder_decoder.EncoderDecoder` picks
+    it), which gives the same numbers with the embedding and the output layer run once over all
+    steps and the target rows packed. What the fast twin may skip, a subclass declares:
+    ``packs_rows``, ``_keys_in_view``, and ``discards_zero_steps`` with ``_discard_step``.
     """
 
     packs_rows = True
-    """Whether ``forward`` with ``valid_lens`` runs packed on the host (see the class docstring)."""
+    """Whether the fast twin runs the target rows packed on the host (see :mod:`~npseq.models.packed_decoder`)."""
 
     def __init__(self, vocab_size: int, embed_size: int, num_hiddens: int, num_layers: int, dropout: float,
                  cell: str, rnn_input_size: int, output_features: int, *, rng, dtype):
@@ -385,149 +298,106 @@ class Decoder(Module):
     # one step -------------------------------------------------------------
     def step(self, tokens, state: DecoderState):
         """One decoding step: ``tokens`` ``(N,)`` -> ``logits`` ``(N, V)``, the next state, weights ``(N, S)``."""
-        features, state, weights = self._counted_step(self.embedding(tokens[:, None]), state)
-        return self.dense(features)[:, 0], state, weights
+        features, state, weights = self._step(self.embedding(tokens[:, None]), state)
+        return self.dense(features)[:, 0], state._replace(step=state.step + 1), weights
 
-    def _counted_step(self, embedded, state: DecoderState):
-        features, state, weights = self._step(embedded, state)
-        return features, state._replace(step=state.step + 1), weights
-
-    def _step_backward_full(self, dlogits_t, grads: _StepGrads):
-        dfeatures = self.dense.backward(dlogits_t[:, None])
+    def step_backward(self, dlogits, grads: DecoderGrads) -> None:
+        """The backward of one ``step``: ``dlogits`` ``(N, V)``; ``grads`` holds the gradient of the state
+        ``step`` returned and is left holding that of the state it read (the per-batch sums grown by
+        this step's share). Adds into every parameter's gradient."""
+        dfeatures = self.dense.backward(dlogits[:, None])
         dembedded = self._step_backward(dfeatures, grads)
         self.embedding.backward(dembedded)
 
     # whole sequence -------------------------------------------------------
-    def forward(self, tgt_in, state: DecoderState, sampling_ratio: float = 0.0, rng=None, valid_lens=None):
+    def check_targets(self, tgt_in, state: DecoderState, valid_lens=None, sampling_ratio: float = 0.0,
+                      rng=None) -> None:
+        """The arguments of ``forward`` (and of its fast twin), each error naming its argument."""
         check_ndim("tgt_in", tgt_in, 2, "(N, T)")
         check_token_ids("tgt_in", tgt_in, self.vocab_size)
-        n, num_steps = tgt_in.shape
         check_shape("tgt_in", tgt_in, (top_hidden(state.hidden).shape[0], None))
+        if tgt_in.shape[1] == 0:
+            raise InvalidValueError(f"tgt_in: expected at least one step, (N, T) with T >= 1, got {tgt_in.shape}")
         if not 0.0 <= sampling_ratio <= 1.0:
             raise InvalidValueError(f"sampling_ratio: expected a probability in [0, 1], got {sampling_ratio}")
         if sampling_ratio > 0 and rng is None:
             raise InvalidValueError("rng: scheduled sampling (sampling_ratio > 0) needs a numpy.random.Generator")
         if valid_lens is not None:
             check_target_lengths("valid_lens", valid_lens, tgt_in)
+
+    def forward(self, tgt_in, state: DecoderState, sampling_ratio: float = 0.0, rng=None, valid_lens=None):
+        """The loop over ``step``: ``tgt_in`` ``(N, T)`` -> ``(logits (N, T, V), state)``.
+
+        .. math::
+            \\text{logits}_t,\\ \\tilde s_t = \\operatorname{step}(x_t,\\ s_{t-1}), \\qquad
+            s_t = m_t\\, \\tilde s_t + (1 - m_t)\\, s_{t-1}, \\qquad m_t = [t < \\ell_n]
+
+        with :math:`x_t` the token ``tgt_in[:, t]`` (teacher forcing) or, for ``t > 0`` and with
+        probability ``sampling_ratio``, :math:`\\arg\\max \\text{logits}_{t-1}`; logits and weights are
+        zero where :math:`m_t = 0`. See the class docstring.
+        """
+        self.check_targets(tgt_in, state, valid_lens, sampling_ratio, rng)
         xp = backend.get_array_module(tgt_in)
-        plan = _row_plan(valid_lens, num_steps, n, self.packs_rows, xp)
-        initial = state
-        state = self._keys_in_view(state)
-        teacher_forced = sampling_ratio == 0
-        if teacher_forced:  # every step's tokens at once, in the order the steps run them
-            embedded = self.embedding(tgt_in.reshape(-1)[plan.flat])
-        if plan.order is not None:
-            state = state.reorder(plan.order)
-            if not teacher_forced:  # the steps read their tokens from tgt_in row by row
-                tgt_in = tgt_in.take(plan.order, axis=0)
-        finished = _FinishedRows(state) if plan.packed else None
-        outputs, weights = [], []
-        for t, (rows, start) in enumerate(zip(plan.running, plan.starts)):
-            if finished is not None:
-                finished.keep(state, rows, n if t == 0 else plan.running[t - 1])
-                state = state.head(rows)
-            before = state
-            if teacher_forced:
-                out_t, state, weights_t = self._counted_step(embedded[start:start + rows, None], state)
-                out_t = out_t[:, 0]
-            else:
-                tokens = tgt_in[:rows, t]
-                if t > 0:
-                    own = rng.random(n) < sampling_ratio
-                    own = own[plan.order] if plan.order is not None else own
-                    tokens = xp.where(xp.asarray(own[:rows]), outputs[-1][:rows].argmax(axis=-1), tokens)
-                out_t, state, weights_t = self.step(tokens, state)
-            if plan.valid is not None:
-                state = _carried(state, before, plan.valid[:, t])
-            outputs.append(out_t)
+        n, num_steps = tgt_in.shape
+        valid = xp.ones((n, num_steps), dtype=bool) if valid_lens is None else valid_positions(valid_lens, num_steps)
+        initial, logits, weights = state, [], []
+        for t in range(num_steps):
+            tokens = tgt_in[:, t]
+            if t > 0 and sampling_ratio > 0:  # scheduled sampling: some rows read their own previous guess
+                tokens = xp.where(xp.asarray(rng.random(n) < sampling_ratio), logits[-1].argmax(axis=-1), tokens)
+            logits_t, stepped, weights_t = self.step(tokens, state)
+            state = carried(stepped, state, valid[:, t])
+            logits.append(logits_t)
             weights.append(weights_t)
-        logits = self._logits(outputs, teacher_forced, plan, n, num_steps)
-        self.attention_weights = self._weights(weights, plan, initial, n, num_steps)
-        self.save_for_backward(_DecoderCall(num_steps, initial, teacher_forced, plan))
-        if finished is not None:
-            if plan.running:
-                finished.keep(state, 0, plan.running[-1])
-            state = finished.state(plan.restore)
-        return logits, initial._replace(hidden=state.hidden, feed=state.feed, step=initial.step + num_steps)
-
-    def _logits(self, outputs, teacher_forced: bool, plan: _RowPlan, n: int, num_steps: int):
-        """The logits ``(N, T, V)`` from each step's output layer features (teacher forcing: one product
-        for all steps) or logits."""
-        xp = backend.get_array_module(plan.flat)
-        if not outputs:
-            return xp.zeros((n, num_steps, self.vocab_size), dtype=self.dense.W.data.dtype)
-        run = xp.concatenate(outputs)
-        if teacher_forced:
-            run = self.dense(run)
-        return zero_padded(_scattered(run, plan.flat, n, num_steps), plan.valid)
-
-    def _weights(self, weights, plan: _RowPlan, initial: DecoderState, n: int, num_steps: int):
-        """The attention weights ``(N, T, S)`` from each step's ``(rows, S')`` (None without attention)."""
-        if not weights or weights[0] is None:
-            return None
-        xp = backend.get_array_module(weights[0])
-        placed = zero_padded(_scattered(xp.concatenate(weights), plan.flat, n, num_steps), plan.valid)
-        return _padded_to(placed, initial.enc_outputs.shape[1])
+        self.attention_weights = None if weights[0] is None else zero_padded(xp.stack(weights, axis=1), valid)
+        self.save_for_backward(_DecoderLoop(initial, valid))
+        return zero_padded(xp.stack(logits, axis=1), valid), state
 
     def backward(self, dlogits):
-        call = self.pop_cache()
-        plan = call.plan
-        n = call.state.enc_outputs.shape[0]
-        check_shape("dlogits", dlogits, (n, call.num_steps, self.vocab_size))
-        xp = backend.get_array_module(dlogits)
-        drun = zero_padded(dlogits, plan.valid).reshape(-1, self.vocab_size)[plan.flat]
-        grads = _StepGrads.zeros(call.state)
-        steps = len(plan.running)
-        if call.teacher_forced:
-            dfeatures = self.dense.backward(drun) if steps else drun
-            dembedded = xp.empty((dfeatures.shape[0], self.embedding.embedding_dim), dtype=dfeatures.dtype)
-            if self.discards_zero_steps and not plan.packed:
-                steps = _steps_with_gradient(drun, call.num_steps)
-                for _ in range(steps, call.num_steps):
-                    self._discard_step()
-                dembedded[steps * n:] = 0
-        # The recurrent layer ran once per step; its weight gradients are summed over all
-        # steps in one product per weight when the loop ends.
-        with self.rnn.deferred_weight_grads():
-            for t in reversed(range(steps)):
-                rows, start = plan.running[t], plan.starts[t]
-                step_grads = grads if rows == n else grads.head(rows)
-                if call.teacher_forced:
-                    dembedded[start:start + rows] = self._step_backward(dfeatures[start:start + rows, None],
-                                                                        step_grads)[:, 0]
-                else:
-                    self._step_backward_full(drun[start:start + rows], step_grads)
-                if step_grads is not grads:
-                    grads.take_back(step_grads, rows)
-        if call.teacher_forced:
-            self.embedding.backward(dembedded)
-        if plan.order is not None:
-            grads = grads.reordered(plan.restore)
+        """The loop over ``step_backward``, last step first: ``dlogits`` ``(N, T, V)`` ->
+        ``(denc_outputs, denc_state)``; adds into every parameter's gradient.
+
+        .. math::
+            \\bar s_{t-1} = \\operatorname{step\\_backward}\\big(m_t \\bar{\\text{logits}}_t,\\ m_t \\bar s_t\\big)
+                + (1 - m_t)\\, \\bar s_t
+
+        (the bars are gradients; the per-batch parts of the state sum over the steps).
+        """
+        loop = self.pop_cache()
+        check_shape("dlogits", dlogits, loop.valid.shape + (self.vocab_size,))
+        dlogits = zero_padded(dlogits, loop.valid)
+        grads = DecoderGrads.zeros(loop.state)
+        for t in reversed(range(loop.valid.shape[1])):
+            running = loop.valid[:, t]  # s_t = m_t step(s_{t-1}) + (1 - m_t) s_{t-1}
+            through_step, past_the_end = grads.masked(running), grads.masked(~running)
+            self.step_backward(dlogits[:, t], through_step)
+            grads = through_step.plus(past_the_end)
         return self._finish_backward(grads)
 
     # subclass hooks ------------------------------------------------------------
     def init_state(self, enc_outputs, enc_state, enc_valid_lens=None) -> DecoderState:
         raise NotImplementedError
 
+    def _step(self, embedded, state: DecoderState):
+        raise NotImplementedError
+
+    def _step_backward(self, dfeatures, grads: DecoderGrads):
+        raise NotImplementedError
+
+    def _finish_backward(self, grads: DecoderGrads):
+        raise NotImplementedError
+
+    # what the fast twin may skip ------------------------------------------------
     def _keys_in_view(self, state: DecoderState) -> DecoderState:
-        """The state the steps of ``forward`` read: by default ``state`` itself."""
+        """The state the fast twin's steps read: by default ``state`` itself."""
         return state
 
     discards_zero_steps = False
-    """Whether ``backward`` may drop the trailing steps without gradient (``_discard_step`` then pops
+    """Whether the fast twin may drop the trailing steps without gradient (``_discard_step`` then pops
     the caches of one step); otherwise it walks every step."""
 
     def _discard_step(self) -> None:
         """Drop the caches of the latest step without its backward (its gradients are all zero)."""
-        raise NotImplementedError
-
-    def _step(self, embedded, state: DecoderState):
-        raise NotImplementedError
-
-    def _step_backward(self, dfeatures, grads: _StepGrads):
-        raise NotImplementedError
-
-    def _finish_backward(self, grads: _StepGrads):
         raise NotImplementedError
 
 
@@ -628,9 +498,8 @@ class Seq2SeqAttentionDecoder(Decoder):
         dx, dhidden = self.rnn.backward(dfeatures, grads.dhidden)
         dquery, dprojected, dvalues = self.attention.backward(dx[:, :, :self.enc_output_size])
         grads.dhidden = add_to_top_hidden(dhidden, dquery[:, 0])
-        in_view = dvalues.shape[1]  # the keys this step attended over (see _keys_in_view)
-        grads.dprojected_keys[:, :in_view] += dprojected
-        grads.denc_outputs[:, :in_view] += dvalues
+        grads.dprojected_keys += dprojected
+        grads.denc_outputs += dvalues
         return dx[:, :, self.enc_output_size:]
 
     discards_zero_steps = True
@@ -750,46 +619,3 @@ class LuongAttentionDecoder(Decoder):
         if self._projects_keys:
             denc_outputs = denc_outputs + self.attention.backward_keys(grads.dprojected_keys)
         return denc_outputs, grads.dhidden
-
-
-# ------------------------------------------------------------------- model
-class EncoderDecoder(Module):
-    """An encoder and a decoder trained together with teacher forcing.
-
-    ``forward(src, tgt_in, src_valid_lens=None, sampling_ratio=0.0, rng=None, tgt_valid_lens=None)
-    -> logits (N, T, V)``, where ``tgt_valid_lens`` marks the padded target positions, whose logits
-    are then zero and cost nothing (see :class:`Decoder`);
-    ``backward(dlogits)`` adds into every parameter's gradient and returns ``None``.
-    ``attention_weights`` holds the last forward's weights ``(N, T, S)`` (``None``
-    for the plain decoder). ``encode(src, src_valid_lens) -> DecoderState`` and
-    ``decoder.step`` are what the search functions call.
-    """
-
-    def __init__(self, encoder: Seq2SeqEncoder, decoder: Decoder):
-        super().__init__()
-        self.encoder, self.decoder = encoder, decoder
-
-    def encode(self, src, src_valid_lens=None) -> DecoderState:
-        reference = self.encoder.embedding.W.data
-        check_same_backend("src", src, reference)
-        if src_valid_lens is not None:
-            check_same_backend("src_valid_lens", src_valid_lens, reference)
-        enc_outputs, enc_state = self.encoder(src, src_valid_lens)
-        return self.decoder.init_state(enc_outputs, enc_state, src_valid_lens)
-
-    def forward(self, src, tgt_in, src_valid_lens=None, sampling_ratio: float = 0.0, rng=None, tgt_valid_lens=None):
-        check_ndim("src", src, 2, "(N, S)")
-        check_shape("tgt_in", tgt_in, (src.shape[0], None))
-        check_same_backend("tgt_in", tgt_in, self.decoder.embedding.W.data)
-        if tgt_valid_lens is not None:  # checked here too, so that an error names the caller's argument
-            check_target_lengths("tgt_valid_lens", tgt_valid_lens, tgt_in)
-        logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens), sampling_ratio, rng,
-                                 valid_lens=tgt_valid_lens)
-        return logits
-
-    def backward(self, dlogits):
-        self.encoder.backward(*self.decoder.backward(dlogits))
-
-    @property
-    def attention_weights(self):
-        return self.decoder.attention_weights

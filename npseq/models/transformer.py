@@ -15,7 +15,7 @@ that the scaled embeddings have entries of the size of the positions'. d2l draws
 drown; on ``reverse``, which copies by position, that costs most of the accuracy (0.69 exact match after
 10 epochs against 0.97 after 6).
 
-:class:`Transformer` is an :class:`~npseq.models.seq2seq.EncoderDecoder`, so the training loop, the
+:class:`Transformer` is an :class:`~npseq.models.encoder_decoder.EncoderDecoder`, so the training loop, the
 loss, greedy and beam search, checkpoints and the command line take it as they take the recurrent
 models. Its decoder's ``step`` decodes incrementally: each block keeps the keys and values of every
 position decoded so far (:class:`TransformerDecoderState`), so step ``t`` costs one new row of
@@ -33,7 +33,8 @@ from ..functional.transformer import add_positions_backward, add_positions_forwa
 from ..grad_mode import no_grad
 from ..nn import Dropout, Embedding, Linear, Module
 from ..nn.transformer import DecoderBlockCache, TransformerDecoderBlock, TransformerEncoderBlock
-from .seq2seq import EncoderDecoder, check_target_lengths, valid_positions, zero_padded
+from .encoder_decoder import EncoderDecoder
+from .seq2seq import check_target_lengths, valid_positions, zero_padded
 
 __all__ = ["MAX_POSITIONS", "TransformerEncoder", "TransformerDecoder", "TransformerDecoderState", "Transformer",
            "HeadMaps"]
@@ -253,7 +254,7 @@ class HeadMaps(NamedTuple):
 
 
 class Transformer(EncoderDecoder):
-    """The Transformer as an :class:`~npseq.models.seq2seq.EncoderDecoder`: d2l's encoder-decoder.
+    """The Transformer as an :class:`~npseq.models.encoder_decoder.EncoderDecoder`: d2l's encoder-decoder.
 
     ``num_hiddens`` is the model size ``D`` (embeddings, attention, every block's output),
     ``ffn_num_hiddens`` the feed-forward network's hidden size, ``num_heads`` a divisor of ``D``,
