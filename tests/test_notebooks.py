@@ -13,7 +13,7 @@ import sys
 
 import pytest
 from optional_tools import require
-from tutorial_runs import AS_NOTEBOOKS, NOTEBOOK_MODULES, TUTORIALS_DIR, check_png
+from tutorial_runs import AS_NOTEBOOKS, NOTEBOOK_MODULES, RAW_TEX, TUTORIALS_DIR, check_png
 
 from npseq import tutorials
 from npseq.cli import main
@@ -121,6 +121,9 @@ def test_tutorials_02_and_06_run_as_notebooks_in_fast_mode(tmp_path, kernel_env,
         # In a kernel the figures display inline and equations() renders Markdown with LaTeX.
         assert {"image/png", "text/markdown"} <= kinds, (name, kinds)
         assert not [output for output in outputs if output["output_type"] == "error"]
+        streams = "".join("".join(output["text"]) for output in outputs if output["output_type"] == "stream")
+        left = RAW_TEX.search(streams)
+        assert left is None, f"{name}: LaTeX printed as text: ...{streams[max(0, left.start() - 200):left.end()]}"
     figures = sorted((out / "figures").glob("*.png"))
     for name in AS_NOTEBOOKS:
         assert any(path.name.startswith(name[:3]) for path in figures), (name, [path.name for path in figures])

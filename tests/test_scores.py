@@ -18,11 +18,7 @@ from npseq.functional import fast_attention, pooling, scores
 from npseq.gradcheck import check_function, check_module
 from npseq.models import build_seq2seq
 from npseq.nn import SCORES, LocalAttention, Score, ScoredAttention, register_score, unregister_score
-
-
-def _normal(rng, *shape, scale=1.0):
-    return scale * rng.standard_normal(shape)
-
+from npseq.samples import normal as _normal
 
 # ---------------------------------------------------------------- score pairs
 SCORE_CASES = {

@@ -20,17 +20,13 @@ import sys
 import textwrap
 
 import pytest
-from tutorial_runs import TUTORIALS_DIR, as_scripts, check_png
+from tutorial_runs import RAW_TEX, TUTORIALS_DIR, as_scripts, check_png
 
 TUTORIALS = sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))
 # Fast mode aims at well under 30 s per tutorial; the margin absorbs a busy shared machine.
 TIMEOUT_S = 180
 CELL_MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 EXERCISES_HEADING = re.compile(r"^#\s+#{1,6}\s+Exercises\b", re.IGNORECASE)
-# What a script must not print: it cannot render maths, so equations reach its output as Unicode text.
-RAW_TEX = re.compile(r"\$\$|:math:`|\.\. math::|\\(?:frac|begin|end|left|right|leftarrow|rightarrow|sum|prod|"
-                     r"odot|mathbb|mathcal|mathrm|top|sigma|partial|text|operatorname|tanh|cdot|times|alpha|"
-                     r"quad|qquad|sqrt|exp|log|ell|hat|tilde)\b")
 
 
 def _cells(source: str) -> list:
@@ -128,12 +124,17 @@ def _attention_functions():
                         transformer.scaled_dot_product_attention_backward]
 
 
-def test_printed_code_is_the_source_as_it_stands_in_its_file(common):
+def test_printed_code_is_the_source_as_it_stands_in_its_file_but_its_docstring(common):
+    """What a tutorial prints of a function is its file's text: the lines above and below the docstring, verbatim
+    (the docstring's equations are shown rendered, by equations())."""
     for function in _reference_functions() + _attention_functions():
         shown = common.code(function)
-        ast.parse(shown)
-        assert shown == textwrap.dedent(inspect.getsource(function)), function.__name__
-        assert shown in pathlib.Path(inspect.getsourcefile(function)).read_text(encoding="utf-8"), function.__name__
+        definition = ast.parse(shown).body[0]
+        assert not (isinstance(definition.body[0], ast.Expr) and isinstance(definition.body[0].value, ast.Constant)), \
+            (function.__name__, "the docstring is printed")
+        source = textwrap.dedent(inspect.getsource(function)).splitlines(keepends=True)
+        docstring = ast.parse("".join(source)).body[0].body[0]
+        assert shown == "".join(source[:docstring.lineno - 1] + source[docstring.end_lineno:]), function.__name__
     shown = common.code(__import__("npseq").functional.recurrent.gru_step_forward)
     assert "r = sigmoid(x @ Wx[:, r_] + bx[r_] + prev_h @ Wh[:, r_] + bh[r_])" in shown
 
@@ -142,7 +143,7 @@ def test_printed_attention_checks_its_arguments_in_one_call_at_its_top(common):
     from npseq._checks import is_check_statement
 
     for function in _attention_functions():
-        body = ast.parse(common.code(function)).body[0].body[1:]  # after the docstring
+        body = ast.parse(common.code(function)).body[0].body  # code() leaves the docstring out
         checks = [index for index, statement in enumerate(body) if is_check_statement(statement)
                   and not isinstance(statement, ast.Assign)]
         assert checks in ([], [0]), (function.__name__, [ast.unparse(body[i]) for i in checks])

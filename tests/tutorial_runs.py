@@ -7,6 +7,7 @@ the extra they run as scripts, like every other tutorial.
 """
 import importlib.util
 import pathlib
+import re
 
 TUTORIALS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tutorials"
 AS_NOTEBOOKS = ("02_rnn_by_hand", "06_attention")
@@ -14,6 +15,11 @@ AS_NOTEBOOKS = ("02_rnn_by_hand", "06_attention")
 NOTEBOOK_MODULES = ("jupytext", "nbclient", "ipykernel")
 """What the notebooks extra installs for writing and executing notebooks."""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+RAW_TEX = re.compile(r"\$\$|:math:`|\.\. math::|\\(?:frac|begin|end|left|right|leftarrow|rightarrow|sum|prod|"
+                     r"odot|mathbb|mathcal|mathrm|top|sigma|partial|text|operatorname|tanh|cdot|times|alpha|"
+                     r"quad|qquad|sqrt|exp|log|ell|hat|tilde)\b")
+"""What a tutorial must not print as text (a script's output, a notebook's streams): neither renders maths, so
+equations reach them as Unicode text (a notebook shows them rendered, as Markdown, through equations())."""
 
 
 def notebooks_installed() -> bool:

@@ -17,6 +17,7 @@ working directory, which works too.
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import pathlib
@@ -63,9 +64,15 @@ def in_notebook() -> bool:
 
 
 def code(function) -> str:
-    """A function's source as it stands in its file (``inspect.getsource``, dedented): its docstring
-    with the equations, the one call that checks its arguments, then the maths."""
-    return textwrap.dedent(inspect.getsource(function))
+    """A function's source as it stands in its file, all but its docstring: the signature, the one call
+    that checks its arguments, then the maths. (The docstring's equations are in the tutorial's text,
+    or shown rendered by :func:`equations`; printed as code they would be raw LaTeX.)"""
+    source = textwrap.dedent(inspect.getsource(function))
+    first = ast.parse(source).body[0].body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines = source.splitlines(keepends=True)
+        source = "".join(lines[:first.lineno - 1] + lines[first.end_lineno:])
+    return source
 
 
 def equations(function, until: str = "Args:") -> str:
