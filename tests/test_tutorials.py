@@ -139,10 +139,23 @@ def test_printed_code_is_the_source_as_it_stands_in_its_file_but_its_docstring(c
     assert "r = sigmoid(x @ Wx[:, r_] + bx[r_] + prev_h @ Wh[:, r_] + bh[r_])" in shown
 
 
-def test_printed_attention_checks_its_arguments_in_one_call_at_its_top(common):
+def _functional_references():
+    """Every public function of the functional layer's references (not the fast twins sequence.py, fused.py,
+    fast_attention.py, where speed comes first)."""
+    import importlib
+
+    names = ("activations", "attention", "conditioned", "decoder_step", "layers", "local_attention", "losses",
+             "normalization", "pooling", "recurrent", "scores", "transformer")
+    modules = [importlib.import_module(f"npseq.functional.{name}") for name in names]
+    return [function for module in modules for name, function in vars(module).items()
+            if not name.startswith("_") and inspect.isfunction(function) and function.__module__ == module.__name__]
+
+
+def test_every_functional_reference_checks_its_arguments_in_one_call_at_its_top(common):
+    """The body of a functional reference is its maths: the checks, if any, are one call, its first statement."""
     from npseq._checks import is_check_statement
 
-    for function in _attention_functions():
+    for function in _functional_references():
         body = ast.parse(common.code(function)).body[0].body  # code() leaves the docstring out
         checks = [index for index, statement in enumerate(body) if is_check_statement(statement)
                   and not isinstance(statement, ast.Assign)]

@@ -247,8 +247,8 @@ def multihead_attention_backward(dout, cache: MultiheadAttentionCache, dweights=
         ``dqueries`` ``(N, T_q, D_q)``, ``dkeys`` ``(N, T_k, D_k)``, ``dvalues`` ``(N, T_k, D_v)``
         and a dict of the parameters' gradients, keyed as ``params``.
     """
+    check_shape("dout", dout, cache.merged.shape[:2] + (cache.params["W_o"].shape[1],))
     queries, keys, values, p, attention, merged = cache
-    check_shape("dout", dout, merged.shape[:2] + (p["W_o"].shape[1],))
     grads = {}
     dmerged, grads["W_o"], grads["b_o"] = _affine_grads(merged, dout, p["W_o"])
     num_heads = attention.queries.shape[1]
@@ -330,8 +330,8 @@ def add_positions_backward(dy, cache: AddPositionsCache):
     Returns:
         ``dx`` ``(N, T, d)`` and ``dpositions`` ``(T_max, d)``.
     """
+    check_shape("dy", dy, (None, cache.num_steps, None))
     num_positions, num_steps = cache
-    check_shape("dy", dy, (None, num_steps, None))
     xp = backend.get_array_module(dy)
     dpositions = xp.zeros((num_positions, dy.shape[2]), dtype=dy.dtype)
     dpositions[:num_steps] = dy.sum(axis=0)
@@ -393,8 +393,8 @@ def feed_forward_backward(dy, cache: FeedForwardCache):
     Returns:
         ``dx`` ``(..., D)``, ``dW1`` ``(D, F)``, ``db1`` ``(F,)``, ``dW2`` ``(F, D_o)``, ``db2`` ``(D_o,)``.
     """
+    check_shape("dy", dy, tuple(cache.hidden.shape[:-1]) + (cache.W2.shape[1],))
     x, W1, W2, activation, act, hidden = cache
-    check_shape("dy", dy, tuple(hidden.shape[:-1]) + (W2.shape[1],))
     _, backward = ACTIVATIONS[activation]
     dhidden, dW2, db2 = _affine_grads(hidden, dy, W2)
     dx, dW1, db1 = _affine_grads(x, backward(dhidden, act), W1)
@@ -465,8 +465,8 @@ def residual_norm_backward(dy, cache: ResidualNormCache, sublayer_backward: Call
     Returns:
         ``dx``, ``dgamma`` ``(D,)``, ``dbeta`` ``(D,)``, ``sublayer_grads``.
     """
+    check_shape("dy", dy, cache.norm.x_hat.shape)
     order, sub_cache, norm_cache = cache
-    check_shape("dy", dy, norm_cache.x_hat.shape)
     if order == "post":
         dsum, dgamma, dbeta = layer_norm_backward(dy, norm_cache)
         dsub, sub_grads = sublayer_backward(dsum, sub_cache)
