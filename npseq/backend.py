@@ -198,10 +198,12 @@ def scatter_add(target, indices, values) -> None:
 BLAS_THREADS_MIN_ELEMENTS = 2 ** 18
 """The size, in elements, of a model's largest weight matrix from which BLAS's own thread count is kept; below it
 :func:`blas_threads` runs one thread. 2**18 puts a GRU of hidden 256 (its 256 x 768 matrix: 196,608) on one
-thread and hidden 512 (786,432) on the default count. To be MEASURED by ``python benchmarks/blas_threads.py
---products-only`` on a quiet machine (the table of ``(640, k) @ (k, 3k)`` products at one thread against the
-default, and the size from which threads pay): the one run so far, on a machine busy with other jobs (load 7 on
-2 cores), found no size where they paid, so the value is provisional (benchmarks/RESULTS.md, "BLAS threads")."""
+thread and hidden 512 (786,432) on the default count. Measured by ``python benchmarks/blas_threads.py`` on a
+quiet 2-core AMD EPYC (benchmarks/RESULTS.md, 2026-12-02): ``npseq demo`` on one thread took 0.98 of its time at
+the default two threads with nothing else running, and 0.27 of it beside two spinning processes, where one
+thread's time grew only 1.60-fold. Products alone gain from a second thread from small sizes on a quiet machine;
+where whole training steps start to gain, between the demo's hidden 64 and 512, was not measured: the boundary
+is a choice."""
 
 USER_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                          "VECLIB_MAXIMUM_THREADS", "GOTO_NUM_THREADS")
