@@ -793,6 +793,13 @@ def seq2seq_from_checkpoint(checkpoint: Checkpoint, *, rng: bool = True):
     except (TypeError, ValueError) as exc:
         raise CheckpointError(checkpoint.path, f"its config does not build a model with build_seq2seq: {exc}") \
             from None
+    if checkpoint.config.get("model") == "transformer":
+        # The recurrent settings may default (configs older than them held a recurrent model), but the heads
+        # cannot: a model with other heads has weights of the same shapes and computes something else.
+        lacking = [key for key in ("num_heads", "ffn_num_hiddens") if key not in checkpoint.config]
+        if lacking:
+            raise CheckpointError(checkpoint.path, f"its config names a Transformer but not its {' or '.join(lacking)}"
+                                                   f", which its weights do not tell")
     saved = sum(value.size for value in checkpoint.params.values())
     if floor > saved:
         raise CheckpointError(checkpoint.path, f"its config describes a model of at least {floor} parameters, "

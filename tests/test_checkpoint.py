@@ -376,6 +376,18 @@ def test_load_seq2seq_with_a_config_build_seq2seq_rejects(tmp_path):
         load_seq2seq(tmp_path / "c.npz")
 
 
+@pytest.mark.parametrize("lacking", ["num_heads", "ffn_num_hiddens"])
+def test_a_transformer_config_without_its_heads_is_refused_not_defaulted(tmp_path, lacking):
+    """Heads cannot be read from the weights: 2 heads of 4 features have the shapes of 4 heads of 2, so a default
+    would load and translate wrongly, and train --resume met a KeyError. Both now read one CheckpointError."""
+    config = dict(src_vocab_size=len(SRC_VOCAB), tgt_vocab_size=len(TGT_VOCAB), model="transformer", num_hiddens=8,
+                  ffn_num_hiddens=16, num_heads=2, num_layers=1, dropout=0.0)
+    save(tmp_path / "t.npz", build_seq2seq(**config), config={k: v for k, v in config.items() if k != lacking})
+    with pytest.raises(CheckpointError, match=f"its config names a Transformer but not its {lacking}, which its "
+                                              f"weights do not tell"):
+        load_seq2seq(tmp_path / "t.npz")
+
+
 def test_save_rejects_bad_arguments(tmp_path):
     model = build_seq2seq(**tiny_config())
     path = tmp_path / "c.npz"
