@@ -381,6 +381,10 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
 
     Returns:
         An :class:`LMHistory`.
+
+    Raises:
+        TrainingDiverged: a gradient became NaN or inf (the weights are left as they were before that batch), or
+            the loss did.
     """
     if num_epochs is None:
         if max_seconds is None:
@@ -417,7 +421,14 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
             elif X.shape[0] != shape[0]:
                 raise InvalidValueError(f"batches: sequential partitioning carries the state, so every batch needs "
                                         f"{shape[0]} rows (the first batch's), got {X.shape[0]}")
-            state, nll, tokens, norm = train_lm_step(model, loss_fn, optimizer, X, Y, state, clip)
+            try:
+                state, nll, tokens, norm = train_lm_step(model, loss_fn, optimizer, X, Y, state, clip)
+            except FloatingPointError:  # from clip_grad_norm, before this batch touched the weights
+                raise TrainingDiverged(f"training diverged in epoch {epoch + 1}, batch {num_batches + 1}: the "
+                                       f"gradients hold NaN or inf (learning rate too high?)") from None
+            if not math.isfinite(nll):
+                raise TrainingDiverged(f"training diverged in epoch {epoch + 1}, batch {num_batches + 1}: the "
+                                       f"loss is {nll}")
             nll_sum, norm_sum = nll_sum + nll, norm_sum + norm
             num_tokens, num_batches = num_tokens + tokens, num_batches + 1
             if max_seconds is not None and time.perf_counter() - start_all >= max_seconds:

@@ -27,6 +27,7 @@ from npseq.data import (
     split_corpus,
     tokenize_lm,
 )
+from npseq.errors import TrainingDiverged
 from npseq.gradcheck import check_module
 from npseq.models.lm import RNNLM
 from npseq.models.ngram import NGramLM
@@ -281,6 +282,17 @@ def test_random_partition_starts_every_batch_from_zeros():
     model, loader = lm_setup("random")
     train_lm(model, loader, SGD(model.parameters(), 0.5), 1, progress=False)
     assert len(model.calls) == len(loader) and all(given is None for _, given, _ in model.calls)
+
+
+@pytest.mark.parametrize("poison", [np.inf, np.nan])
+def test_a_language_model_that_diverges_is_one_named_error(poison):
+    """As train_seq2seq does: NaN or inf gradients end training with TrainingDiverged, which the command line
+    prints as one line, not a FloatingPointError from clip_grad_norm."""
+    model, loader = lm_setup("random")
+    next(iter(model.parameters())).data[...] = poison
+    with pytest.raises(TrainingDiverged, match=r"training diverged in epoch 1, batch 1: the (gradients hold NaN or "
+                                               r"inf|loss is nan)"):
+        train_lm(model, loader, SGD(model.parameters(), 0.5), 1, progress=False)
 
 
 def test_sequential_training_truncates_backpropagation_at_the_batch_boundary():
