@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 from . import backend
 from ._checks import MemoryEstimate, check_memory
@@ -35,7 +36,14 @@ from .data import FILE_HELD_OUT, TranslationData, load_translation_data, task_ca
 from .data.translation import TASK_EXAMPLE_BYTES
 from .decode import TranslationScores, evaluate_translations
 from .errors import InvalidTypeError, InvalidValueError, LimitError
-from .models import DEMO_SETTINGS, MODEL_KINDS, TRANSFORMER_DEMO_SETTINGS, build_seq2seq, estimate_seq2seq_memory
+from .models import (
+    DEMO_SETTINGS,
+    MODEL_KINDS,
+    TRANSFORMER_DEMO_SETTINGS,
+    build_seq2seq,
+    check_seq2seq_config,
+    estimate_seq2seq_memory,
+)
 from .nn import SCORES, MaskedSoftmaxCELoss
 from .optim import make_optimizer
 from .train import EpochProgress, History, train_seq2seq
@@ -62,6 +70,20 @@ SIZE_SETTINGS = ("model", "cell", "decoder", "bidirectional", "embed_size", "num
 def _flag(key: str, flags: dict | None = None) -> str:
     """The flag of the setting ``key``: ``--`` and its name with dashes, or its spelling in ``flags``."""
     return (flags or {}).get(key) or "--" + key.replace("_", "-")
+
+
+def _check_model_settings(config: dict, flags: dict | None) -> None:
+    """:func:`~npseq.models.check_seq2seq_config` of ``config``, its error in the words of the command line: the
+    settings it names (``num_heads``) as their flags (``--heads``), the offending value beside its flag."""
+    try:
+        check_seq2seq_config(**config)
+    except (InvalidTypeError, InvalidValueError, LimitError) as exc:
+        name, _, reason = str(exc).partition(": ")
+        if name not in RUN_DEFAULTS:
+            raise
+        settings = re.compile(r"\b(" + "|".join(sorted(RUN_DEFAULTS, key=len, reverse=True)) + r")\b")
+        reason = settings.sub(lambda match: _flag(match.group(1), flags), reason)
+        raise type(exc)(f"{_flag(name, flags)} {config[name]}: {reason}") from None
 
 
 def unused_settings(given: dict, saved: dict | None = None) -> list:
@@ -196,6 +218,7 @@ class TranslationRun:
         corpus = _load(task, data, settings)
         settings["num_steps"] = tuple(corpus.num_steps)  # as resume() reads them back: (source, target)
         config = _model_config(settings, corpus)
+        _check_model_settings(config, flags)
         _check_run_memory(config, settings, corpus, given, flags)
         model = build_seq2seq(**config)
         optimizer = make_optimizer(settings["optimizer"], model.parameters(), settings["lr"])

@@ -97,6 +97,16 @@ def test_sizes_within_their_caps_but_huge_together_are_refused_before_anything_i
            in line and line.endswith("; ask for smaller sizes")
 
 
+@pytest.mark.parametrize("heads", ["--heads", "--num-heads"])
+def test_a_model_setting_the_builder_refuses_is_named_by_its_flag(heads, capsys, nothing_built):
+    """The builder's own checks say num_heads and num_hiddens; the command line says the flags as typed."""
+    code, _, err = run(capsys, "train", "--task", "reverse", "--model", "transformer", "--num-hiddens", "10", heads,
+                       "4", "--no-progress")
+    line = assert_one_line(code, err, "train")
+    assert line == (f"npseq train: {heads} 4: expected a divisor of --num-hiddens = 10 (each head gets --num-hiddens "
+                    f"/ {heads} features), got 4"), line
+
+
 @pytest.mark.parametrize("args, message", [
     (["lm", "--num-hiddens", "1000000"], "argument --num-hiddens: expected a positive int up to 65536"),
     (["lm", "--num-layers", "1000"], "argument --num-layers: expected a positive int up to 64"),
