@@ -308,7 +308,7 @@ def test_train_finds_the_dataset_by_name_after_from_file(home, tmp_path, capsys)
     capsys.readouterr()
     assert main(["train", "--data", "fra-eng", *small]) == 0
     out = capsys.readouterr().out
-    assert f"on {home / 'fra-eng' / 'fra.txt'}: 50 pairs" in out
+    assert f"on {home / 'fra-eng' / 'fra.txt'}: 45 pairs (5 more held out to test on)" in out  # 10% held out
 
 
 def test_data_file_prefers_a_file_then_a_name(home, tmp_path, monkeypatch):
