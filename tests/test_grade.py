@@ -236,9 +236,9 @@ DOCUMENTED_FIELDS = {
     "lstm_step_backward": {"": [("x", "prev_h", "prev_c", "Wx", "Wh", "i", "f", "o", "g", "tanh_c")]},
     "gru_step_backward": {"": [GRU_FIELDS, GRU_FIELDS + ("hn",)]},  # reset before, reset after
     "masked_softmax_backward": {"": [("weights", "mask")]},
-    "additive_attention_backward": {"": [("keys", "Wk", "projected")],
-                                    "projected.": [("queries", "Wq", "wv", "features", "pooling")],
-                                    "projected.pooling.": [("values", "softmax", "dropout", "pooled")]},
+    "additive_attention_backward": {"": [("scores", "pooling")],
+                                    "scores.": [("queries", "keys", "Wq", "Wk", "wv", "features")],
+                                    "pooling.": [("values", "softmax", "gain", "dropout", "pooled")]},
     "rnn_backward": {"": [("steps", "mask", "h_last")]},
     "lstm_backward": {"": [("steps", "mask", "h_last", "c_last")]},
     "word_embedding_backward": {"": [("x", "W")]},

@@ -1,13 +1,16 @@
 """Honesty with teeth: npseq's own code handed in (imported, or pasted from a tutorial and renamed) is named in the
 report, and with ``--policy zero`` scores 0 on that exercise; a learner's own work is never touched."""
+import ast
 import json
 import pathlib
+import re
 import sys
 
 import pytest
 from learners import own_work
 
 from npseq import functional as F
+from npseq._checks import is_check_statement
 from npseq.cli import main
 from npseq.course import grade_file
 from npseq.course.gradescope import Scoring, results
@@ -17,13 +20,19 @@ TUTORIALS = pathlib.Path(__file__).resolve().parents[1] / "tutorials"
 
 
 def tutorial_code(function) -> str:
-    """``function``'s source as the tutorials print it (``_common.code``: no docstring, no checks, ``np.``)."""
+    """``function``'s source as the tutorials print it (``_common.code``: the file's text but the docstring), pasted
+    into a learner's file and made to run there: the learner deletes the lines that use names their file does not
+    define (the argument checks, ``xp = backend.get_array_module(...)``) and writes ``np.`` for ``xp.``."""
     sys.path.insert(0, str(TUTORIALS))
     try:
         from _common import code
     finally:
         sys.path.remove(str(TUTORIALS))
-    return code(function)
+    lines = code(function).splitlines(keepends=True)
+    plumbing = [statement for statement in ast.parse("".join(lines)).body[0].body if is_check_statement(statement)]
+    dropped = {number for statement in plumbing for number in range(statement.lineno - 1, statement.end_lineno)}
+    assert dropped, "the printed function has no plumbing: the paste needs no edit"
+    return re.sub(r"\bxp\.", "np.", "".join(line for number, line in enumerate(lines) if number not in dropped))
 
 
 PASTED = "import numpy as np\n\n\n" + tutorial_code(F.gru_step_backward)  # what tutorial 03 prints, pasted

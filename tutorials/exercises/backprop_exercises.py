@@ -222,17 +222,18 @@ def additive_attention_backward(dcontext, cache, dweights=None):
         dcontext: (N, Q, Dv) gradient with respect to the context.
         cache: npseq's ``AdditiveAttentionCache`` from
             ``additive_attention_forward(queries, keys, values, Wq, Wk, wv, valid_lens)``;
-            it nests two more caches:
-            cache.keys                           (N, K, Dk)
-            cache.Wk                             (Dk, h)
-            cache.projected.queries              (N, Q, Dq)
-            cache.projected.Wq                   (Dq, h)
-            cache.projected.wv                   (h,)
-            cache.projected.features             (N, Q, K, h)  f = tanh(u)
-            cache.projected.pooling.values       (N, K, Dv)
-            cache.projected.pooling.softmax      the MaskedSoftmaxCache of a (exercise 4)
-            cache.projected.pooling.pooled       (N, Q, K)     the weights a that multiplied v
-            (cache.projected.pooling.dropout: unused here, the exercise has no dropout.)
+            it holds the caches of its two parts, the score and the pooling:
+            cache.scores.queries                 (N, Q, Dq)
+            cache.scores.keys                    (N, K, Dk)
+            cache.scores.Wq                      (Dq, h)
+            cache.scores.Wk                      (Dk, h)
+            cache.scores.wv                      (h,)
+            cache.scores.features                (N, Q, K, h)  f = tanh(u)
+            cache.pooling.values                 (N, K, Dv)
+            cache.pooling.softmax                the MaskedSoftmaxCache of a (exercise 4)
+            cache.pooling.pooled                 (N, Q, K)     the weights a that multiplied v
+            (cache.pooling.gain, None, and cache.pooling.dropout: unused here; the exercise
+            weighs no key by a gain and has no dropout.)
         dweights: (N, Q, K) gradient with respect to the returned weights a, or None
             (then only the context carries gradient).
 

@@ -239,17 +239,18 @@ def additive_attention_backward(dcontext, cache, dweights=None):
         dcontext: (N, Q, Dv) gradient with respect to the context.
         cache: npseq's ``AdditiveAttentionCache`` from
             ``additive_attention_forward(queries, keys, values, Wq, Wk, wv, valid_lens)``;
-            it nests two more caches:
-            cache.keys                           (N, K, Dk)
-            cache.Wk                             (Dk, h)
-            cache.projected.queries              (N, Q, Dq)
-            cache.projected.Wq                   (Dq, h)
-            cache.projected.wv                   (h,)
-            cache.projected.features             (N, Q, K, h)  f = tanh(u)
-            cache.projected.pooling.values       (N, K, Dv)
-            cache.projected.pooling.softmax      the MaskedSoftmaxCache of a (exercise 4)
-            cache.projected.pooling.pooled       (N, Q, K)     the weights a that multiplied v
-            (cache.projected.pooling.dropout: unused here, the exercise has no dropout.)
+            it holds the caches of its two parts, the score and the pooling:
+            cache.scores.queries                 (N, Q, Dq)
+            cache.scores.keys                    (N, K, Dk)
+            cache.scores.Wq                      (Dq, h)
+            cache.scores.Wk                      (Dk, h)
+            cache.scores.wv                      (h,)
+            cache.scores.features                (N, Q, K, h)  f = tanh(u)
+            cache.pooling.values                 (N, K, Dv)
+            cache.pooling.softmax                the MaskedSoftmaxCache of a (exercise 4)
+            cache.pooling.pooled                 (N, Q, K)     the weights a that multiplied v
+            (cache.pooling.gain, None, and cache.pooling.dropout: unused here; the exercise
+            weighs no key by a gain and has no dropout.)
         dweights: (N, Q, K) gradient with respect to the returned weights a, or None
             (then only the context carries gradient).
 
@@ -274,18 +275,18 @@ def additive_attention_backward(dcontext, cache, dweights=None):
         reports any use of npseq's backward functions to your instructor, so replace it
         by your exercise 4 before you hand in.
     """
-    p = cache.projected
-    a, v, f = p.pooling.pooled, p.pooling.values, p.features
+    s, p = cache.scores, cache.pooling
+    a, v, f = p.pooled, p.values, s.features
     dvalues = a.swapaxes(1, 2) @ dcontext
     da = dcontext @ v.swapaxes(1, 2)
     if dweights is not None:
         da = da + dweights
-    ds = masked_softmax_backward(da, p.pooling.softmax)
+    ds = masked_softmax_backward(da, p.softmax)
     dwv = np.einsum("nqk,nqkh->h", ds, f)
-    du = ds[..., None] * p.wv * (1 - f ** 2)
+    du = ds[..., None] * s.wv * (1 - f ** 2)
     dq_p, dk_p = du.sum(axis=2), du.sum(axis=1)
-    dq, dk = p.queries, cache.keys
-    return (dq_p @ p.Wq.T, dk_p @ cache.Wk.T, dvalues, dq.reshape(-1, dq.shape[-1]).T @ dq_p.reshape(-1, du.shape[-1]),
+    dq, dk = s.queries, s.keys
+    return (dq_p @ s.Wq.T, dk_p @ s.Wk.T, dvalues, dq.reshape(-1, dq.shape[-1]).T @ dq_p.reshape(-1, du.shape[-1]),
             dk.reshape(-1, dk.shape[-1]).T @ dk_p.reshape(-1, du.shape[-1]), dwv)
 
 
