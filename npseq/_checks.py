@@ -211,6 +211,42 @@ def check_same_backend(name: str, array, reference) -> None:
         raise InvalidTypeError(f"{name}: expected a {want} array (the model's backend), got a {have} array")
 
 
+def check_same_dtype(name: str, array, reference, reference_name: str) -> None:
+    """Mixing float32 and float64 would silently promote the result; say so instead."""
+    if array.dtype != reference.dtype:
+        raise InvalidTypeError(f"{name}: expected dtype {reference.dtype} (the dtype of {reference_name}), "
+                               f"got {array.dtype}")
+
+
+def check_float_like(name: str, array, reference, reference_name: str) -> None:
+    """A floating-point array on the backend and of the dtype of ``reference``."""
+    check_float_array(name, array)
+    check_same_backend(name, array, reference)
+    check_same_dtype(name, array, reference, reference_name)
+
+
+def check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> None:
+    """Ranks, dtypes and backends of the three inputs, their shared N and K, and ``valid_lens``."""
+    check_float_array("queries", queries)
+    check_ndim("queries", queries, 3, "(N, Q, Dq)")
+    check_float_like(keys_name, keys, queries, "queries")
+    check_ndim(keys_name, keys, 3, "(N, K, Dk)")
+    check_float_like("values", values, queries, "queries")
+    check_ndim("values", values, 3, "(N, K, Dv)")
+    n, k = queries.shape[0], keys.shape[1]
+    if k == 0:
+        raise InvalidValueError(f"{keys_name}: expected at least one key (K >= 1) in (N, K, Dk), "
+                                f"got shape {tuple(keys.shape)}")
+    if keys.shape[0] != n:
+        raise InvalidValueError(f"{keys_name}: expected batch size {n} (that of queries), "
+                                f"got shape {tuple(keys.shape)}")
+    if values.shape[:2] != keys.shape[:2]:
+        raise InvalidValueError(f"values: expected shape ({n}, {k}, *) (one value per key), "
+                                f"got {tuple(values.shape)}")
+    if valid_lens is not None:
+        check_same_backend("valid_lens", valid_lens, queries)
+        check_valid_lens("valid_lens", valid_lens, (n, queries.shape[1]), k)
+
 def check_valid_lens(name: str, valid_lens, leading: tuple, limit: int) -> None:
     """``valid_lens`` is an integer array of shape ``leading`` or ``leading[:1]``, values in [0, limit]
     (values checked on the host only)."""

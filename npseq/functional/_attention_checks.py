@@ -12,13 +12,15 @@ from __future__ import annotations
 from .._checks import (
     check_count,
     check_float_array,
+    check_float_like,
     check_ndim,
     check_probability,
+    check_qkv,
     check_same_backend,
     check_shape,
     check_valid_lens,
 )
-from ..errors import InvalidTypeError, InvalidValueError
+from ..errors import InvalidValueError
 
 NORM_ORDERS = ("post", "pre")
 """Where :func:`~npseq.functional.transformer.residual_norm_forward` normalises: after the residual sum,
@@ -26,20 +28,6 @@ or before the sublayer."""
 
 
 # ------------------------------------------------------------------ pieces
-def check_same_dtype(name: str, array, reference, reference_name: str) -> None:
-    """Mixing float32 and float64 would silently promote the result; say so instead."""
-    if array.dtype != reference.dtype:
-        raise InvalidTypeError(f"{name}: expected dtype {reference.dtype} (the dtype of {reference_name}), "
-                               f"got {array.dtype}")
-
-
-def check_float_like(name: str, array, reference, reference_name: str) -> None:
-    """A floating-point array on the backend and of the dtype of ``reference``."""
-    check_float_array(name, array)
-    check_same_backend(name, array, reference)
-    check_same_dtype(name, array, reference, reference_name)
-
-
 def check_features(name: str, array, size: int, weight_name: str, side: str) -> None:
     """The last axis of ``array`` matches the ``side`` ("rows"/"columns") of a weight matrix."""
     if array.shape[-1] != size:
@@ -53,29 +41,6 @@ def check_dropout(dropout: float, rng) -> None:
     if dropout > 0.0 and rng is None:
         raise InvalidValueError("rng: expected a random Generator to draw the dropout mask "
                                 f"(dropout={dropout}), got None")
-
-
-def check_qkv(queries, keys, values, valid_lens, keys_name: str = "keys") -> None:
-    """Ranks, dtypes and backends of the three inputs, their shared N and K, and ``valid_lens``."""
-    check_float_array("queries", queries)
-    check_ndim("queries", queries, 3, "(N, Q, Dq)")
-    check_float_like(keys_name, keys, queries, "queries")
-    check_ndim(keys_name, keys, 3, "(N, K, Dk)")
-    check_float_like("values", values, queries, "queries")
-    check_ndim("values", values, 3, "(N, K, Dv)")
-    n, k = queries.shape[0], keys.shape[1]
-    if k == 0:
-        raise InvalidValueError(f"{keys_name}: expected at least one key (K >= 1) in (N, K, Dk), "
-                                f"got shape {tuple(keys.shape)}")
-    if keys.shape[0] != n:
-        raise InvalidValueError(f"{keys_name}: expected batch size {n} (that of queries), "
-                                f"got shape {tuple(keys.shape)}")
-    if values.shape[:2] != keys.shape[:2]:
-        raise InvalidValueError(f"values: expected shape ({n}, {k}, *) (one value per key), "
-                                f"got {tuple(values.shape)}")
-    if valid_lens is not None:
-        check_same_backend("valid_lens", valid_lens, queries)
-        check_valid_lens("valid_lens", valid_lens, (n, queries.shape[1]), k)
 
 
 def _check_weight(name: str, array, queries, ndim: int, layout: str) -> None:

@@ -22,9 +22,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ... import backend
-from ..._checks import check_count, check_shape, check_valid_lens
+from ..._checks import check_count, check_qkv, check_shape, check_valid_lens
 from ...errors import InvalidValueError
-from ...functional._attention_checks import check_qkv
 from ...functional.activations import MaskedSoftmaxCache, masked_softmax_backward, softmax_where
 from ...functional.local_attention import (
     LocalPoolingCache,
