@@ -5,6 +5,7 @@ NPSEQ_HYPOTHESIS_PROFILE=stress runs many more examples, to hunt for flaky toler
 """
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 from optional_tools import (  # noqa: F401  (hooks: pytest finds them here)
     pytest_make_collect_report,
@@ -19,3 +20,12 @@ settings.register_profile("default", max_examples=40, **_relaxed)
 settings.register_profile("ci", max_examples=25, **_relaxed)
 settings.register_profile("stress", max_examples=1000, **_relaxed)
 settings.load_profile(os.environ.get("NPSEQ_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An empty dataset cache of the test's own (``NPSEQ_DATA``), and no ``NPSEQ_FRA`` from the environment."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("NPSEQ_DATA", str(folder))
+    monkeypatch.delenv("NPSEQ_FRA", raising=False)
+    return folder

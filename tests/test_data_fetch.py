@@ -18,6 +18,7 @@ import time
 import zipfile
 
 import pytest
+from data_cache import cache_files
 
 from npseq.cli import main
 from npseq.commands.arguments import data_file
@@ -40,18 +41,6 @@ def sha1(path):
     return hashlib.sha1(path.read_bytes()).hexdigest()
 
 
-def cache_files(home):
-    """Every file and folder under the cache, as paths relative to it."""
-    return sorted(str(path.relative_to(home)) for path in home.rglob("*")) if home.exists() else []
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """An empty cache of the test's own, and no NPSEQ_FRA from the environment."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("NPSEQ_DATA", str(folder))
-    monkeypatch.delenv("NPSEQ_FRA", raising=False)
-    return folder
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from data_cache import cache_files
 
 import npseq.decode
 import npseq.train
@@ -154,16 +155,6 @@ def make_zip(path, text=FRA_LINES):
     return path
 
 
-def cache_files(home):
-    return sorted(str(path.relative_to(home)) for path in home.rglob("*")) if home.exists() else []
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("NPSEQ_DATA", str(folder))
-    monkeypatch.delenv("NPSEQ_FRA", raising=False)
-    return folder
 
 
 @pytest.fixture
