@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import math
 import os
 
 import numpy
@@ -197,13 +198,13 @@ def scatter_add(target, indices, values) -> None:
 # ------------------------------------------------------------------ BLAS threads
 BLAS_THREADS_MIN_ELEMENTS = 2 ** 18
 """The size, in elements, of a model's largest weight matrix from which BLAS's own thread count is kept; below it
-:func:`blas_threads` runs one thread. 2**18 puts a GRU of hidden 256 (its 256 x 768 matrix: 196,608) on one
-thread and hidden 512 (786,432) on the default count. Measured by ``python benchmarks/blas_threads.py`` on a
-quiet 2-core AMD EPYC (benchmarks/RESULTS.md, 2026-12-02): ``npseq demo`` on one thread took 0.98 of its time at
-the default two threads with nothing else running, and 0.27 of it beside two spinning processes, where one
-thread's time grew only 1.60-fold. Products alone gain from a second thread from small sizes on a quiet machine;
-where whole training steps start to gain, between the demo's hidden 64 and 512, was not measured: the boundary
-is a choice."""
+:func:`blas_threads` runs one thread. The rule: keep the threads for a model when, from its size on, whole training
+steps are at least 10% faster with them on a quiet machine and at most twice as slow beside two spinning processes.
+``python benchmarks/blas_threads.py --steps-only`` measured it on a 2-core AMD EPYC (benchmarks/RESULTS.md,
+2026-12-02) for the demo's Bahdanau GRU at hidden 32 to 512: it holds from hidden 320 (largest matrix 337,920) on
+and fails at 256 (221,184), where a second thread is 1.25 times as fast quiet and 3.5 times as slow busy. 2**18
+lies between the two. The demo itself (hidden 64) on one thread took 0.98 of its time at the default two threads
+quiet and 0.27 of it busy (``python benchmarks/blas_threads.py --demo-only``)."""
 
 USER_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                          "VECLIB_MAXIMUM_THREADS", "GOTO_NUM_THREADS")
@@ -211,8 +212,10 @@ USER_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THR
 
 
 def _largest_matrix(model) -> int:
-    sizes = [param.size for param in getattr(model, "parameters", list)() if getattr(param, "ndim", 0) >= 2]
-    return max(sizes, default=0)
+    """The elements of ``model``'s largest parameter of two or more axes (a :class:`~npseq.nn.module.Parameter` or an
+    array), 0 for a model without one."""
+    shapes = [tuple(param.shape) for param in getattr(model, "parameters", list)()]
+    return max((math.prod(shape) for shape in shapes if len(shape) >= 2), default=0)
 
 
 def chosen_blas_threads(model=None):

@@ -27,6 +27,7 @@ from npseq.cli import main
 from npseq.commands import translate as translate_command
 from npseq.data import datasets
 from npseq.errors import InvalidValueError
+from npseq.models.build import DEMO_SETTINGS, build_seq2seq
 
 TINY = ["--task", "numbers", "--num-examples", "120", "--num-hiddens", "8", "--embed-size", "4", "--num-layers", "1",
         "--no-progress"]
@@ -337,6 +338,14 @@ def test_a_small_model_runs_on_one_blas_thread_and_a_large_one_keeps_the_default
     assert small.weights.size < backend.BLAS_THREADS_MIN_ELEMENTS
     assert backend.chosen_blas_threads(small) == 1
     assert backend.chosen_blas_threads(Sized(512, 1536)) is None  # left as BLAS has it
+
+
+@pytest.mark.parametrize("hidden, expected", [(256, 1), (320, None)])
+def test_the_thread_choice_reads_a_real_models_parameters(no_thread_settings, hidden, expected):
+    """The demo's model on either side of the measured boundary (benchmarks/blas_threads.py --steps-only): a
+    model's parameters are :class:`Parameter` records, not arrays, and their sizes must be read through them."""
+    model = build_seq2seq(40, 40, **dict(DEMO_SETTINGS, num_hiddens=hidden), dtype=np.float32)
+    assert backend.chosen_blas_threads(model) == expected
 
 
 @pytest.mark.parametrize("variable, value, expected", [
