@@ -10,11 +10,14 @@ import dataclasses
 import hashlib
 import http.server
 import os
+import socketserver
+import ssl
 import subprocess
 import sys
 import threading
 import time
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -167,15 +170,24 @@ def archive(tmp_path, monkeypatch):
     return path
 
 
+LOCALHOST_PEM = Path(__file__).parent / "data" / "localhost.pem"
+"""A self-signed key and certificate for 127.0.0.1 (valid to 2126), for the HTTPS servers of tests."""
+
+
 @contextlib.contextmanager
-def http_server(handler):
-    """``handler`` served on 127.0.0.1 in a thread: yields ``(url, stop)``; ``stop`` is set when the test ends."""
+def http_server(handler, tls=False):
+    """``handler`` served on 127.0.0.1 in a thread, over TLS with :data:`LOCALHOST_PEM` when ``tls``: yields
+    ``(url, stop)``; ``stop`` is set when the test ends."""
     stop = threading.Event()
     handler = type(handler.__name__, (handler,), {"stop": stop, "log_message": lambda self, *args: None})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(LOCALHOST_PEM)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/fra-eng.zip", stop
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}/fra-eng.zip", stop
     finally:
         stop.set()
         server.shutdown()
@@ -240,6 +252,57 @@ def test_a_fetch_within_its_deadline_is_unchanged(home, archive):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, directory=str(archive.parent), **kwargs)
     with http_server(Served) as (url, _):
+        assert datasets.fetch_dataset("fra-eng", url=url, progress=False, deadline=300) == home / "fra-eng/fra.txt"
+    assert cache_files(home) == ["fra-eng", "fra-eng/fra.txt"]
+
+
+@pytest.fixture
+def trusting_localhost(monkeypatch):
+    """HTTPS clients of this process trust :data:`LOCALHOST_PEM` (and nothing else)."""
+    monkeypatch.setattr(ssl, "_create_default_https_context", lambda: ssl.create_default_context(cafile=LOCALHOST_PEM))
+
+
+class HandshakeByteByByte(socketserver.BaseRequestHandler):
+    """Answers a TLS client hello with a record header announcing 16 KiB, then one byte of it every quarter second:
+    never silent for the socket's timeout, and the handshake never done (a minute at most, if nobody gives up)."""
+    stop: threading.Event
+
+    def handle(self):
+        try:
+            self.request.sendall(bytes([22, 3, 3, 0x40, 0]))  # a handshake record of 2**14 bytes
+            for _ in range(240):
+                self.request.sendall(b"\x02")
+                if self.stop.wait(0.25):
+                    return
+        except OSError:  # the client went away, as it should
+            pass
+
+
+@pytest.mark.parametrize("timer", ["on time", "late"])
+def test_a_tls_handshake_that_never_ends_is_given_up_at_the_deadline(home, archive, capsys, monkeypatch, timer):
+    if timer == "late":  # a busy machine: the socket's timeout, as long as the deadline, ends the handshake first
+        monkeypatch.setattr(datasets._Deadline, "_expire", lambda self: None)
+    stop = threading.Event()
+    handler = type("Handshake", (HandshakeByteByByte,), {"stop": stop})
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"https://127.0.0.1:{server.server_address[1]}/fra-eng.zip"
+        try:
+            code = main(["data", "fetch", "fra-eng", "--url", url, "--deadline", "2", "--no-progress"])
+        finally:
+            stop.set()
+            server.shutdown()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("npseq data: --deadline: expected ") and url in err and "2 s, got 0 bytes" in err, err
+    assert cache_files(home) == []
+
+
+def test_a_fetch_over_tls_is_unchanged(home, archive, trusting_localhost):
+    class Served(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(archive.parent), **kwargs)
+    with http_server(Served, tls=True) as (url, _):
         assert datasets.fetch_dataset("fra-eng", url=url, progress=False, deadline=300) == home / "fra-eng/fra.txt"
     assert cache_files(home) == ["fra-eng", "fra-eng/fra.txt"]
 

@@ -13,7 +13,7 @@ compared with the registry's, the archive is unpacked in the scratch folder, and
 does a rename put the dataset's folder in place. A hash that differs, a file that is not a
 zip, a network error, a full disk or Ctrl-C removes the scratch folder and leaves the cache
 as it was. A download ends by :data:`DEADLINE_S` (``--deadline``) however slowly the server
-sends, besides :data:`TIMEOUT_S` of silence.
+sends (its TLS handshake included), besides :data:`TIMEOUT_S` of silence.
 
 **A fetch killed outright** (SIGKILL, a power cut) cannot clean up after itself, so the next
 one does (:func:`tidy_cache`): a scratch folder is named ``.<name>-<host>-<pid>-<random>``,
@@ -216,6 +216,7 @@ class _Deadline:
 
     def __init__(self, seconds: float):
         self.seconds = seconds
+        self.ends = time.monotonic() + seconds
         self.expired = threading.Event()
         self._lock = threading.Lock()
         self._sockets = []
@@ -228,6 +229,11 @@ class _Deadline:
 
     def __exit__(self, *exc_info):
         self._timer.cancel()
+
+    def passed(self) -> bool:
+        """Whether the end has come: asked of the clock too, since on a busy machine the timer's thread may not have
+        run yet when a socket's own timeout, of the same length, ends a read."""
+        return self.expired.is_set() or time.monotonic() >= self.ends
 
     def watch(self, sock) -> None:
         with self._lock:
@@ -302,7 +308,7 @@ def _download(url: str, path: Path, progress: bool, name: str, deadline: float =
         except ValueError as exc:  # urllib's word for a string that is no URL
             raise InvalidValueError(f"url: expected an http(s) URL, got {url!r} ({exc})") from None
         except (OSError, http.client.HTTPException) as exc:
-            raise (late() if watch.expired.is_set() else _unreachable(url, exc, name)) from None
+            raise (late() if watch.passed() else _unreachable(url, exc, name)) from None
         length = response.headers.get("Content-Length")
         with response, open(path, "wb") as handle, \
                 tqdm(total=int(length) if length and length.isdigit() else None, unit="B", unit_scale=True,
@@ -311,8 +317,8 @@ def _download(url: str, path: Path, progress: bool, name: str, deadline: float =
                 try:  # read1: what has arrived, at most one wait on the socket (read would wait for a full chunk)
                     chunk = response.read1(CHUNK_BYTES)
                 except (OSError, http.client.HTTPException) as exc:
-                    raise (late() if watch.expired.is_set() else _unreachable(url, exc, name)) from None
-                if watch.expired.is_set():  # a shut socket reads as the end of the file: not a whole download
+                    raise (late() if watch.passed() else _unreachable(url, exc, name)) from None
+                if watch.passed():  # past the end; and a shut socket reads as the end of the file, not a whole download
                     raise late()
                 if not chunk:
                     if response.length:  # the server closed before the bytes it announced
