@@ -1,5 +1,6 @@
-"""Faults of streams: standard input that never ends or holds one enormous line, a reader that goes away, a
-download server that trickles, and a fetch killed at its worst moment.
+"""Faults of streams: standard input that never ends or holds one enormous line, text that a strict ASCII stream
+cannot carry, a reader that goes away, a download server that trickles (its body, its headers or its TLS
+handshake), and a fetch killed at its worst moment.
 
 As in tests/test_faults.py, a child process is never given a fixed time: a test waits for a line it prints, for a
 file it writes, or for it to end; a command that could run forever is bounded by a memory limit or a deadline of
@@ -147,6 +148,21 @@ def test_one_line_on_stdin_draws_one_picture_under_its_own_name(checkpoint, tmp_
     out, err = process.communicate(b"two\n\nthree\n", timeout=300)
     assert process.returncode == 0 and out.count(b" => ") == 2, err
     assert (tmp_path / "several-1.png").exists() and (tmp_path / "several-2.png").exists()
+
+
+@pytest.mark.parametrize("stdin, args, words", [
+    ("one \u00e9\n".encode(), [], "can't decode byte 0xc3"),  # UTF-8 in, where the stream says ASCII
+    (b"", ["one \u00e9"], "can't encode character '\\xe9'"),  # the sentence echoed back out
+])
+def test_text_a_strict_ascii_stream_cannot_carry_is_one_line(checkpoint, stdin, args, words):
+    env = dict(QUIET_BLAS, PYTHONIOENCODING="ascii:strict")
+    process = subprocess.run([sys.executable, "-m", "npseq", "translate", str(checkpoint), *args], input=stdin,
+                             capture_output=True, env=env, timeout=300)
+    err = process.stderr.decode("ascii", "backslashreplace")
+    last = err.strip().splitlines()[-1]
+    assert process.returncode == 2 and "Traceback" not in err, err
+    assert last.startswith("npseq translate: text this command cannot read or write in its encoding (") and \
+        words in last and last.endswith("use UTF-8 (PYTHONIOENCODING=utf-8)"), err
 
 
 # ------------------------------------------------------------------ data fetch: deadline, killed fetches
