@@ -843,8 +843,9 @@ def check_save_path(path: str, inputs: dict, force: bool, flag: str = "--save") 
 
     Refused (unless ``force``): one of the run's ``inputs``, something other than a regular
     file (a folder, a device, a pipe, a link), or a regular file that is not an npseq
-    checkpoint (:func:`is_npseq_checkpoint`: its ``meta.json`` says so, a zip alone is not enough). A folder
-    that does not exist is an error even with ``force``.
+    checkpoint (:func:`is_npseq_checkpoint`: its ``meta.json`` says so, a zip alone is not enough); one that
+    cannot be read raises its ``OSError`` (Permission denied). A folder that does not exist is an error even
+    with ``force``.
     ``flag`` names the path in the errors (the option of ``npseq train`` by default).
     """
     folder = os.path.dirname(os.path.abspath(path))
@@ -856,6 +857,7 @@ def check_save_path(path: str, inputs: dict, force: bool, flag: str = "--save") 
     check_not_an_input(flag, path, inputs, hint)
     if os.path.islink(path) or not os.path.isfile(path):
         raise InvalidValueError(f"{flag}: {path!r} exists and is not a regular file; refusing to replace it{hint}")
+    _leading_bytes(path)  # a file that cannot be read fails with the machine's reason, not as one that is no checkpoint
     if not is_npseq_checkpoint(path):
         raise InvalidValueError(f"{flag}: {path!r} exists and is not an npseq checkpoint; refusing to replace "
                                 f"it{hint}")

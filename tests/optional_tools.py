@@ -2,10 +2,10 @@
 
 npseq requires NumPy, matplotlib and tqdm only. Some tests compare with, or run on,
 something more (:data:`TOOLS`): PyTorch, CuPy with a GPU, sacrebleu, num2words, the
-notebooks extra, a C++ compiler, the fra-eng corpus. Such a test skips with
-:func:`skip_reason` of its tool (:func:`require` imports a module or skips so), which
-says what is missing and how to install it, so that every skip for one tool reads
-the same wherever it happens.
+notebooks extra, a C++ compiler, the fra-eng corpus, setpriv (to meet file permissions
+as root). Such a test skips with :func:`skip_reason` of its tool (:func:`require`
+imports a module or skips so), which says what is missing and how to install it, so
+that every skip for one tool reads the same wherever it happens.
 
 At the end of a run that reports skips (``-rs``; setup.cfg's ``-ra`` includes it),
 pytest would list a line per test location, dozens of them repeating one hint. The
@@ -46,6 +46,8 @@ TOOLS = {
                  'pip install -e ".[docs]"'),
     "chromium": Tool("Chromium and its driver (chromium, chromedriver)",
                      "install them with the system's packages (apt-get install chromium chromium-driver)"),
+    "setpriv": Tool("util-linux's setpriv (root ignores file permissions without it)",
+                    "install it with the system's packages (apt-get install util-linux)"),
 }
 """The optional tools, by the key :func:`skip_reason` and :func:`require` take."""
 
