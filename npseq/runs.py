@@ -276,6 +276,13 @@ class TranslationRun:
                         vocabs={"src": self.corpus.src_vocab, "tgt": self.corpus.tgt_vocab},
                         optimizer=self.optimizer, epoch=self.epochs_done, history=self.history.to_dict(), extra=extra)
 
+    def epochs_left(self, epochs: int) -> int:
+        """How many epochs :meth:`train` would run to reach ``epochs`` in all; none left is an error naming
+        ``--epochs``."""
+        if epochs <= self.epochs_done:
+            raise InvalidValueError(f"--epochs: the run already has {self.epochs_done} epochs; ask for more than that")
+        return epochs - self.epochs_done
+
     def train(self, epochs: int, *, progress: bool = True, stop=None) -> bool:
         """Train until ``epochs`` epochs in all (those already done count), saving after each one.
 
@@ -285,9 +292,7 @@ class TranslationRun:
         checkpoint of that moment (from which :meth:`resume` continues exactly). A run that
         diverges raises :class:`~npseq.errors.TrainingDiverged`.
         """
-        remaining = epochs - self.epochs_done
-        if remaining <= 0:
-            raise InvalidValueError(f"--epochs: the run already has {self.epochs_done} epochs; ask for more than that")
+        remaining = self.epochs_left(epochs)
         self.corpus.batches.set_epoch(self.epochs_done)
         first = self.epochs_done
 

@@ -692,6 +692,13 @@ def test_resume_without_save_says_the_new_epochs_are_not_kept(checkpoint, tmp_pa
     assert copy_path.read_bytes() == checkpoint.read_bytes()  # and nothing was written over
 
 
+def test_resume_that_has_its_epochs_already_is_one_line_and_no_notes(checkpoint, capsys):
+    # Found by the long fuzz: the note about the missing --save came before the refusal, two lines in all.
+    code, out, err = run(capsys, "train", *TINY, "--epochs", "1", "--resume", checkpoint)
+    assert_one_line(code, err, "train")
+    assert "--epochs: the run already has 1 epochs; ask for more than that" in err and out == ""
+
+
 @pytest.mark.parametrize("args, message", [
     (["lm", "--seed", "-1"], "argument --seed: expected an int in [0, 2**63), got '-1'"),
     (["gradcheck", "--seed", "-1"], "argument --seed: expected an int in [0, 2**63), got '-1'"),

@@ -97,6 +97,7 @@ def run(args) -> int:
                   flags=getattr(args, "spelled", None))
     run = TranslationRun.resume(args.resume, **source, **given) if args.resume else TranslationRun.start(**source,
                                                                                                         **given)
+    run.epochs_left(args.epochs)  # a resumed run that has them all is refused before anything is said about it
     if args.resume:
         where = f" and {run.position.batches_done} batches" if run.position.batches_done else ""
         say(f"resuming {args.resume} after epoch {run.epochs_done}{where}")
