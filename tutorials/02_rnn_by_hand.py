@@ -41,7 +41,8 @@ rng = np.random.default_rng(0)
 # need from that head is the gradient $\partial \ell_t / \partial h_t$ it sends down.
 #
 # The step is those two equations, one line each (here and below, npseq's code is
-# printed without its argument checks):
+# printed as it stands in its file, docstring aside: one call checks the arguments,
+# `xp` is the array module, NumPy or CuPy, and the rest is the maths):
 
 # %%
 print(code(rnn_step_forward))
