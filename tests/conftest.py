@@ -12,6 +12,9 @@ from optional_tools import (  # noqa: F401  (hooks: pytest finds them here)
     pytest_runtest_makereport,
     pytest_terminal_summary,
 )
+from tiny_runs import TINY
+
+from npseq.cli import main
 
 pytest_plugins = ["pytester"]  # test_optional_tools runs small pytest sessions to check that summary
 
@@ -29,3 +32,12 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv("NPSEQ_DATA", str(folder))
     monkeypatch.delenv("NPSEQ_FRA", raising=False)
     return folder
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A small numbers checkpoint written by ``npseq train`` (:data:`tiny_runs.TINY`) after one epoch, one for each
+    test module that asks."""
+    path = tmp_path_factory.mktemp("tiny") / "ck.npz"
+    assert main([*map(str, ["train", *TINY, "--epochs", "1", "--save", path])]) == 0
+    return path

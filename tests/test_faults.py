@@ -19,6 +19,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from tiny_runs import TINY
 
 import npseq.train
 from npseq.checkpoint import CheckpointError, load_checkpoint, seq2seq_from_checkpoint
@@ -26,8 +27,6 @@ from npseq.cli import main
 from npseq.errors import UserError
 from npseq.models import build_seq2seq
 
-TINY = ["--task", "numbers", "--num-examples", "120", "--num-hiddens", "8", "--embed-size", "4", "--num-layers", "1",
-        "--no-progress"]
 # Two layers with dropout: the resumed run must also replay the dropout generator exactly.
 RESUMABLE = ["--task", "numbers", "--num-examples", "160", "--num-hiddens", "8", "--embed-size", "4",
              "--num-layers", "2", "--dropout", "0.2", "--batch-size", "32", "--no-progress"]
@@ -74,14 +73,6 @@ def rewrite(source, target, change):
         text = edit_text(text)
     np.savez(target, **{"meta.json": np.frombuffer(text.encode(), dtype=np.uint8)}, **arrays)
     return target
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    """A small checkpoint written by ``npseq train`` after one epoch."""
-    path = tmp_path_factory.mktemp("faults") / "ck.npz"
-    assert main([*map(str, ["train", *TINY, "--epochs", "1", "--save", path])]) == 0
-    return path
 
 
 # ------------------------------------------------------------ tampered meta.json

@@ -15,11 +15,8 @@ import sys
 
 import pytest
 from optional_tools import skip_reason
+from tiny_runs import SMALL_MODEL, TINY
 
-from npseq.cli import main
-
-SMALL_MODEL = ["--num-hiddens", "8", "--embed-size", "4", "--num-layers", "1", "--no-progress"]
-TINY = ["--task", "numbers", "--num-examples", "120", *SMALL_MODEL]
 QUIET_BLAS = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 AS_ROOT = os.geteuid() == 0
 SETPRIV = shutil.which("setpriv")
@@ -27,14 +24,6 @@ SETPRIV = shutil.which("setpriv")
 ROOT_BYPASS = "-dac_override,-dac_read_search"
 
 pytestmark = pytest.mark.skipif(AS_ROOT and SETPRIV is None, reason=skip_reason("setpriv"))
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    """A small numbers checkpoint written by ``npseq train`` after one epoch."""
-    path = tmp_path_factory.mktemp("permissions") / "ck.npz"
-    assert main([*map(str, ["train", *TINY, "--epochs", "1", "--save", path])]) == 0
-    return path
 
 
 def npseq(folder, *args):

@@ -33,22 +33,12 @@ from npseq.data import datasets
 from npseq.errors import InvalidValueError
 from npseq.models.build import DEMO_SETTINGS, build_seq2seq
 
-TINY = ["--task", "numbers", "--num-examples", "120", "--num-hiddens", "8", "--embed-size", "4", "--num-layers", "1",
-        "--no-progress"]
 MEMORY_LIMIT = 768 * 2 ** 20  # the address space of a child, as in tests/test_faults.py
 LIMITED = ("import resource, sys\n"
            f"resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_LIMIT}, {MEMORY_LIMIT}))\n"
            "from npseq.cli import main\n"
            "sys.exit(main(sys.argv[1:]))\n")
 QUIET_BLAS = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    """A small numbers checkpoint written by ``npseq train`` after one epoch."""
-    path = tmp_path_factory.mktemp("streams") / "ck.npz"
-    assert main([*map(str, ["train", *TINY, "--epochs", "1", "--save", path])]) == 0
-    return path
 
 
 def limited_translate(checkpoint, *args):
