@@ -24,7 +24,7 @@ import argparse
 import time
 
 from npseq.data import load_data_nmt
-from npseq.data.datasets import data_file
+from npseq.data.datasets import DatasetMissing, resolve_data
 from npseq.decode import translate
 from npseq.metrics import bleu
 from npseq.models import build_seq2seq
@@ -38,7 +38,7 @@ EXAMPLES = [("go .", "va !"), ("i lost .", "j'ai perdu ."), ("he's calm .", "il 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True, type=data_file,
+    parser.add_argument("--data", required=True,
                         help="path to fra.txt (tab-separated English/French pairs), or fra-eng once fetched")
     parser.add_argument("--model", choices=["rnn", "transformer"], default="rnn",
                         help="rnn: the recurrent encoder-decoder of --decoder and --cell; transformer: d2l's")
@@ -50,9 +50,13 @@ def main(argv=None):
     parser.add_argument("--beam", type=int, default=3, metavar="K", help="beam size (0: greedy only)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    try:
+        data = resolve_data(args.data)
+    except DatasetMissing as exc:  # one line saying how to get the corpus, as npseq train --data says it
+        parser.error(f"argument --data: {exc}")
 
     batch_size, num_steps = 64, 10
-    batches, src_vocab, tgt_vocab = load_data_nmt(batch_size, num_steps, args.num_examples, path=args.data,
+    batches, src_vocab, tgt_vocab = load_data_nmt(batch_size, num_steps, args.num_examples, path=data,
                                                   seed=args.seed)
     if args.model == "transformer":
         settings = dict(model="transformer", num_hiddens=32, num_layers=2, num_heads=4, ffn_num_hiddens=64)
