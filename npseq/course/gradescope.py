@@ -454,7 +454,7 @@ def _metadata_text(version: str) -> str:
         requires = importlib.metadata.requires("npseq") or []
     except importlib.metadata.PackageNotFoundError:
         raise BundleError("npseq's wheel: npseq's package metadata is not found (npseq is not installed); "
-                          "install it first: pip install npseq, or pip install -e . in its repository") from None
+                          "install it first: pip install -e . in its repository, or pip install its wheel") from None
     lines = ["Metadata-Version: 2.1", "Name: npseq", f"Version: {version}"]
     lines += [f"{field}: {installed.get(field)}" for field in ("Summary", "Requires-Python") if installed.get(field)]
     lines += [f"Provides-Extra: {extra}" for extra in installed.get_all("Provides-Extra") or []]

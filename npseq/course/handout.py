@@ -45,13 +45,15 @@ _COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight",
 INTRO = """\
 Backpropagation by hand: {count} backward passes of sequence models.
 
-Copy this file (e.g. to ``my_backprop.py``), replace each ``raise NotImplementedError``
-by your code, and grade it as often as you like:
+Replace each ``raise NotImplementedError`` by your code, and grade the file as often
+as you like:
 
-    npseq grade my_backprop.py{arguments}              # or: python -m npseq.grade my_backprop.py{arguments}
-    npseq grade my_backprop.py --only {first}
+    npseq grade {skeleton}{arguments}       # or: python -m npseq.grade {skeleton}{arguments}
+    npseq grade {skeleton} --only {first}
 
-(running the file itself, ``python my_backprop.py``, grades it too).
+(running the file itself, ``python {skeleton}``, grades it too). If this is
+the copy in npseq's repository, work in a copy of it (``my_backprop.py``, say) and
+grade that.
 
 The forward passes are npseq's own, imported below, so every cache you receive has
 npseq's layout; each exercise lists the fields you may use. The grader runs the
@@ -175,7 +177,7 @@ def markdown_table(exercises: list) -> str:
 def _docstring(exercises: list, seed: int = 0) -> str:
     count = _COUNTS[len(exercises)] if len(exercises) < len(_COUNTS) else str(len(exercises))
     arguments = "".join(f" {word}" for word in grade_arguments(exercises, seed))
-    return ('"""' + INTRO.format(count=count, first=exercises[0].name, arguments=arguments)
+    return ('"""' + INTRO.format(count=count, first=exercises[0].name, arguments=arguments, skeleton=SKELETON_NAME)
             + "\nExercises, roughly easiest first:\n\n"
             + _summary_list(exercises)
             + "\n\nAn exercise may call your own earlier functions (they are in this file).\n" + '"""\n')
@@ -252,7 +254,8 @@ def readme(exercises: list, hints: bool = True, seed: int = 0) -> str:
              "signatures and the order of the returned gradients. The forward passes are npseq's own (the file "
              "imports them), so every cache has npseq's layout; each docstring lists the fields you may use"
              + (" and gives hints." if hints else "."),
-             "", "You need npseq installed (`pip install npseq`, or `pip install -e .` in its repository).", "",
+             "", "You need npseq installed, as your course says: `pip install` the npseq wheel it hands out, or "
+             "`pip install -e .` in npseq's repository.", "",
              "## Grading", "", *([f"Your cases are numbered {seed}: the same shapes as everyone's, numbers of your "
                                  "own (the commands below carry the number).", ""] if seed else []), "```",
              grade_command(SKELETON_NAME, exercises, seed),
@@ -359,8 +362,8 @@ def write_files(out: str, files: dict, force: bool = False) -> Written:
             (unchanged if same else refused).append(path)
     if refused and not force:
         raise HandoutError(f"--out: {', '.join(refused)} already exist{'s' if len(refused) == 1 else ''} with "
-                           "other content (a learner's work?); add --force to replace "
-                           f"{'it' if len(refused) == 1 else 'them'}")
+                           "other content (a learner's work, or another hand-out?); write into another --out "
+                           f"folder, or add --force to replace {'it' if len(refused) == 1 else 'them'}")
     written = []
     try:
         os.makedirs(out, exist_ok=True)

@@ -1,12 +1,14 @@
 """Backpropagation by hand: ten backward passes of sequence models.
 
-Copy this file (e.g. to ``my_backprop.py``), replace each ``raise NotImplementedError``
-by your code, and grade it as often as you like:
+Replace each ``raise NotImplementedError`` by your code, and grade the file as often
+as you like:
 
-    npseq grade my_backprop.py --set classic              # or: python -m npseq.grade my_backprop.py --set classic
-    npseq grade my_backprop.py --only rnn_step_backward
+    npseq grade backprop_exercises.py --set classic       # or: python -m npseq.grade backprop_exercises.py --set classic
+    npseq grade backprop_exercises.py --only rnn_step_backward
 
-(running the file itself, ``python my_backprop.py``, grades it too).
+(running the file itself, ``python backprop_exercises.py``, grades it too). If this is
+the copy in npseq's repository, work in a copy of it (``my_backprop.py``, say) and
+grade that.
 
 The forward passes are npseq's own, imported below, so every cache you receive has
 npseq's layout; each exercise lists the fields you may use. The grader runs the
