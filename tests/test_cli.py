@@ -77,6 +77,7 @@ def test_translate_names_unknown_words_on_stderr_and_refuses_them_with_strict(tm
     strict = npseq("translate", "--strict", model, "twenty one", "Forty-Two")
     assert strict.returncode == 2 and strict.stdout == "" and "--strict" in strict.stderr
     assert "'forty-two'" in strict.stderr and len(strict.stderr.splitlines()) == 1
+    assert "--strict: not in the vocabulary: 'forty-two'" in strict.stderr and "<unk>" not in strict.stderr
 
 
 def test_train_save_translate_and_resume_exactly(tmp_path):

@@ -107,6 +107,12 @@ def test_a_sentence_argument_longer_than_the_cap_is_refused_too(checkpoint, caps
     assert "sentence 1" in err and f"{translate_command.MAX_LINE_CHARS}" in err
 
 
+def test_an_empty_sentence_argument_is_refused_before_any_output(checkpoint, capsys):
+    code = main(["translate", str(checkpoint), "one two", " "])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err == "npseq translate: sentence 2: expected words to translate, got ' '\n"
+
+
 def test_the_unknown_word_report_is_bounded(checkpoint, capsys):
     # Thousands of distinct unknown words in one sentence: the report names a few and counts the rest, and quotes
     # the sentence shortened, instead of a line of several times the sentence's size.

@@ -87,14 +87,17 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= MAX_QUOTED_CHARS else repr(text[:MAX_QUOTED_CHARS]) + "..."
 
 
-def _unknown_words_line(sentence: str, unknown: list, more: int = 0) -> str:
+def _unknown_words_line(sentence: str, unknown: list, more: int = 0, refused: bool = False) -> str:
+    """The unknown words of ``sentence``, each with its hint or nearest known words; ``refused`` (``--strict``):
+    the sentence is not translated, so nothing is read as ``<unk>``."""
     def described(entry):
         notes = ([entry.hint] if entry.hint else []) + (
             [f"nearest known: {', '.join(map(repr, entry.nearest))}"] if entry.nearest else [])
         return _quoted(entry.word) + (f" ({'; '.join(notes)})" if notes else "")
     others = f" and {more} more" if more else ""
     words = ", ".join(map(described, unknown))
-    return f"not in the vocabulary, read as <unk>: {words}{others} (in {_quoted(sentence)})"
+    what = "not in the vocabulary" if refused else "not in the vocabulary, read as <unk>"
+    return f"{what}: {words}{others} (in {_quoted(sentence)})"
 
 
 def _unknown(sentence: str, src_vocab, task):
@@ -171,15 +174,17 @@ def _sentences(args):
             if len(sentence) > MAX_LINE_CHARS:
                 raise LimitError(f"sentence {number}: expected at most {MAX_LINE_CHARS} characters (the cap of a "
                                  f"sentence), got {len(sentence)}")
+            if not sentence.strip():  # a blank line of stdin is passed over; an argument was typed to be translated
+                raise UsageError(f"sentence {number}: expected words to translate, got {sentence!r}")
         yield from args.sentences
         return
     yield from (line for line in stdin_lines() if line.strip())
 
 
-def _input_line(sentence: str, unknown: list, more: int, outside: str | None) -> str:
+def _input_line(sentence: str, unknown: list, more: int, outside: str | None, refused: bool = False) -> str:
     """What is wrong with an input: its unknown words, else how it is outside the task's format."""
     if unknown:
-        return _unknown_words_line(sentence, unknown, more)
+        return _unknown_words_line(sentence, unknown, more, refused)
     return f"outside the task's inputs: {outside} (in {_quoted(sentence)})"
 
 
@@ -216,7 +221,7 @@ def run(args) -> int:
         # a sentence of known words may still be no input of the task (a date in a format it never saw)
         outside = not unknown and task and outside_task_format(task, sentence)
         if args.strict and (unknown or outside):
-            raise UsageError(f"--strict: {_input_line(sentence, unknown, more, outside)}")
+            raise UsageError(f"--strict: {_input_line(sentence, unknown, more, outside, refused=True)}")
         return sentence, unknown, more, outside, picture
 
     if args.sentences:
