@@ -19,7 +19,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from tiny_runs import TINY
+from tiny_runs import TINY, error_lines
 
 import npseq.train
 from npseq.checkpoint import CheckpointError, load_checkpoint, seq2seq_from_checkpoint
@@ -42,7 +42,7 @@ def run(capsys, *args):
 
 def assert_one_line(code, err, command, expected_code=2):
     assert code == expected_code, err
-    lines = err.strip().splitlines()
+    lines = error_lines(err, command)
     assert len(lines) == 1 and lines[0].startswith(f"npseq {command}: ") and "Traceback" not in err, err
 
 
@@ -429,7 +429,7 @@ def test_ctrl_c_then_resume_equals_a_straight_run(straight_run, tmp_path, capsys
     code, _, err = run(capsys, "train", *RESUMABLE, "--epochs", "3", "--save", path)
     monkeypatch.undo()
     assert code == 130 and f"interrupted: the checkpoint of {where} is in {path}" in err, err
-    assert len(err.strip().splitlines()) == 1
+    assert len(error_lines(err, "train")) == 1
     assert load_checkpoint(path).step == steps  # exactly the finished updates, none half-done
     code, out, err = run(capsys, "train", *RESUMABLE, "--epochs", "3", "--resume", path, "--save", path)
     assert code == 0, err
@@ -643,6 +643,16 @@ def test_what_the_machine_refuses_is_one_line_not_a_traceback(capsys, monkeypatc
     assert words in err
 
 
+def test_a_warning_is_one_line_naming_the_command(tmp_path):
+    # A real process, where Python's own format would show the warning's file, line number and source line.
+    result = subprocess.run([sys.executable, "-m", "npseq", "train", *TINY, "--epochs", "1"], capture_output=True,
+                            text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["npseq train: warning: load_task('numbers'): valid/test tokens not in the "
+                                          "train split map to '<unk>': ['cents', 'fourteen', 'nineteen'] (use more "
+                                          "examples)"]
+
+
 def test_divergence_is_one_line_and_saves_nothing_diverged(tmp_path, capsys):
     path = tmp_path / "ck.npz"
     code, _, err = run(capsys, "train", *TINY, "--epochs", "3", "--lr", "1e38", "--save", path)
@@ -678,8 +688,8 @@ def test_resume_without_save_says_the_new_epochs_are_not_kept(checkpoint, tmp_pa
     copy_path.write_bytes(checkpoint.read_bytes())
     code, out, err = run(capsys, "train", *TINY, "--epochs", "2", "--resume", copy_path)
     assert code == 0 and "resuming" in out
-    assert err.strip() == (f"npseq train: no --save: the epochs trained now are not kept (--save {copy_path} updates "
-                           "the checkpoint, --save NEW.npz keeps both)")
+    assert error_lines(err, "train") == [f"npseq train: no --save: the epochs trained now are not kept (--save "
+                                         f"{copy_path} updates the checkpoint, --save NEW.npz keeps both)"]
     assert copy_path.read_bytes() == checkpoint.read_bytes()  # and nothing was written over
 
 

@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 from ..errors import UserError
 from .arguments import EXIT_INTERRUPTED, Parser, say
@@ -97,6 +98,14 @@ def environment_error(exc: BaseException) -> str:
     return f"the numbers overflowed ({exc}): the run diverged; a smaller learning rate (--lr) may keep it finite"
 
 
+def _one_line_warnings(name: str):
+    """``warnings.showwarning`` for the command ``name``: a warning is one line naming the command, as its errors
+    are, not Python's two lines of the file and the source line that raised it."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        say(f"npseq {name}: warning: {message}", file=sys.stderr)
+    return show
+
+
 def run_command(name: str, args) -> int:
     """Run ``args.run(args)`` for the command ``name`` (as ``npseq NAME`` prints it) and map its end to an exit code."""
     interrupts = _Interrupts()
@@ -104,7 +113,9 @@ def run_command(name: str, args) -> int:
     try:
         from ..backend import backend_name
         backend_name()  # applies NPSEQ_BACKEND now, so a missing GPU is reported before any work
-        code = args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warnings(name)
+            code = args.run(args)
         if not interrupts.pressed.is_set():
             return code
         raise KeyboardInterrupt  # every interrupt was swallowed on the way: report it all the same

@@ -78,7 +78,8 @@ def add_arguments(parser) -> None:
     optim.add_argument("--clip", type=clip_norm, help="global gradient-norm clip (0: none; default 1.0)")
     optim.add_argument("--loss", choices=TRAINING_REDUCTIONS,
                        help="reduction of the masked cross-entropy (default d2l's)")
-    optim.add_argument("--epochs", type=positive(int), default=250, help="the total, resumed epochs included")
+    optim.add_argument("--epochs", type=positive(int), default=250,
+                       help="the total, resumed epochs included (default 250, d2l's)")
     optim.add_argument("--seed", type=seed, help="default: 0")
     run = parser.add_argument_group("checkpoints")
     run.add_argument("--save", type=new_file_path,
@@ -112,8 +113,10 @@ def run(args) -> int:
         pairs = len(run.corpus.batches.arrays[0])
         test = run.corpus.test_pairs
         held = f" ({len(test)} more held out to test on)" if args.data and test else ""
+        epochs = f"{args.epochs} epoch{'s' if args.epochs != 1 else ''}"
+        kept = f"saved to {args.save} after each" if args.save else "not saved (--save CK.npz keeps the model)"
         say(f"training a {what} on {args.task or args.data}: {pairs} pairs{held}, "
-            f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}")
+            f"vocabularies {len(run.corpus.src_vocab)} -> {len(run.corpus.tgt_vocab)}; {epochs}, {kept}")
         if not run.train(args.epochs, progress=show_progress(args), stop=lambda: ctrl_c.pressed):
             if not args.save:
                 say("\ninterrupted (no --save was given, so nothing was kept)", file=sys.stderr)
