@@ -114,16 +114,20 @@ def test_the_summary_counts_each_mistake_over_the_class(graded_class):
 def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded_class):
     _, kinds, here = graded_class
     rows = list(csv.reader(io.StringIO((here / "grades.csv").read_text())))
-    assert rows[0] == ["student", "file", "score", *EXERCISES, "flagged", "error"]
+    assert rows[0] == ["student", "file", "percent", "points", "max_points", *EXERCISES, "flagged", "error"]
     students = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
     assert len(rows) == 41 and set(students) == set(kinds)  # sorted, and nothing skipped counts
     assert [row[0] for row in rows[1:]] == sorted(kinds)
-    expected = {"correct": ("100", "1", "1"), "gate_g": ("58.33", "1", "0.1667"),  # only dprev_c right: 2 of 12
-                "dx": ("50", "0", "1"), "looping": ("50", "0", "1"), "syntax": ("0", "0", "0")}
+    # percent, points of max_points, then each exercise's points out of 1
+    expected = {"correct": ("100", "2", "2", "1", "1"),
+                "gate_g": ("58.33", "1.1667", "2", "1", "0.1667"),  # only dprev_c right: 2 of 12
+                "dx": ("50", "1", "2", "0", "1"), "looping": ("50", "1", "2", "0", "1"),
+                "syntax": ("0", "0", "2", "0", "0")}
     for name, kind in kinds.items():
         row = students[name]
         assert row["file"] == os.path.join("class", name) and row["flagged"] == "no"
-        assert (row["score"], row["rnn_step_backward"], row["lstm_step_backward"]) == expected[kind], name
+        assert (row["percent"], row["points"], row["max_points"], row["rnn_step_backward"],
+                row["lstm_step_backward"]) == expected[kind], name
         if kind == "syntax":
             line = SYNTAX_ERROR.splitlines().index("def lstm_step_backward(dnext_h, dnext_c, cache)") + 1
             assert row["error"] == f"ungradable: {os.path.basename(name)}, line {line}: SyntaxError: expected ':'"
@@ -171,6 +175,8 @@ def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
             assert [e["name"] for e in grade["exercises"]] == list(EXERCISES)
             assert [e["status"] for e in grade["exercises"]] == list(expected[kind][0].values())
             assert grade["score"] == student["score"] and student["error"] == ""
+            assert (grade["points"], grade["max_points"]) == (student["total_points"], student["max_points"]) == \
+                (sum(student["points"].values()), 2)
         if kind == "looping":
             assert grade["exercises"][0]["failure"].startswith(
                 f"time limit: rnn_step_backward did not finish within {TIMEOUT} s")
@@ -224,8 +230,13 @@ def test_only_reports_it_wrote_are_replaced_without_force(tmp_path, monkeypatch,
 
     assert main(command + ["--force"]) == 0
     assert capsys.readouterr().out.endswith("wrote grades.csv and grades.json\n")
-    assert (tmp_path / "grades.csv").read_text().startswith("student,file,score,rnn_step_backward,flagged,error\n")
+    assert (tmp_path / "grades.csv").read_text().startswith(
+        "student,file,percent,points,max_points,rnn_step_backward,flagged,error\n")
     assert main(command) == 0  # its own reports, from the run before: replaced
+    (tmp_path / "grades.csv").write_text("student,file,score,rnn_step_backward,flagged,error\n"
+                                         "a.py,class/a.py,100,1,no,\n")
+    assert main(command) == 0  # its own report as written before the CSV said percent and points: replaced too
+    assert (tmp_path / "grades.csv").read_text().startswith("student,file,percent,")
     capsys.readouterr()
 
     # a link is never taken for a report, and a report replaces the link, never what it points to

@@ -51,8 +51,11 @@ SKIPPED_FOLDERS = ("__pycache__", ".ipynb_checkpoints")
 MARKER = "class report"
 """The value of the ``"npseq"`` key that opens :meth:`ClassReport.to_dict`: how a JSON file is known as ours."""
 
-CSV_FIXED_COLUMNS = ("student", "file", "score")
+CSV_FIXED_COLUMNS = ("student", "file", "percent", "points", "max_points")
 """The first columns of :meth:`ClassReport.to_csv`: how a CSV file is known as ours (then one per exercise)."""
+
+CSV_EARLIER_FIXED_COLUMNS = ("student", "file", "score")
+"""The first columns of the CSV before it said percent and points: a report of ours all the same, replaced freely."""
 
 DEADLINE_MARGIN_S = 30.0
 """Seconds a grading process gets beyond its time limits: starting Python and npseq on a busy machine."""
@@ -91,7 +94,7 @@ class StudentGrade:
     name: str
     path: str
     score: float       # percent of the graded exercises
-    points: dict       # exercise name -> points in [0, 1]
+    points: dict       # exercise name -> points in [0, 1]: every exercise is worth one point
     statuses: dict     # exercise name -> FunctionGrade.status, or "ungradable", "time limit", "crashed" for all
     diagnoses: dict    # exercise name -> its distinct mistakes in class-wide words (empty when correct)
     flagged: bool      # the file uses npseq's own backward (the score is unchanged; the instructor decides)
@@ -103,8 +106,21 @@ class StudentGrade:
     def all_correct(self) -> bool:
         return not self.error and all(status == "correct" for status in self.statuses.values())
 
+    @property
+    def total_points(self) -> float:
+        """The points earned over every exercise graded."""
+        return sum(self.points.values())
+
+    @property
+    def max_points(self) -> int:
+        """The points possible: one per exercise graded."""
+        return len(self.points)
+
     def to_dict(self) -> dict:
+        """Plain JSON data: ``"score"`` in percent (as ``npseq grade --format json`` has it), ``"points"`` per
+        exercise, ``"total_points"`` of ``"max_points"``, the statuses, diagnoses and the file's whole grade."""
         return {"student": self.name, "file": self.path, "score": self.score, "points": self.points,
+                "total_points": self.total_points, "max_points": self.max_points,
                 "statuses": self.statuses, "diagnoses": self.diagnoses, "flagged": self.flagged,
                 "error": self.error, "stderr": self.stderr, "grade": self.grade}
 
@@ -162,12 +178,14 @@ class ClassReport:
         return lines
 
     def to_csv(self) -> str:
-        """One row per student: student, file, score (percent), the points of each exercise, flagged, error."""
+        """One row per student: student, file, percent, points (earned), max_points (one per exercise), the points of
+        each exercise (out of 1), flagged, error."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_FIXED_COLUMNS + self.exercises + ("flagged", "error"))
         for student in self.students:
-            writer.writerow([student.name, student.path, _number(student.score, 2)]
+            writer.writerow([student.name, student.path, _number(student.score, 2),
+                             _number(student.total_points, 4), student.max_points]
                             + [_number(student.points[name], 4) for name in self.exercises]
                             + ["yes" if student.flagged else "no", student.error])
         return out.getvalue()
@@ -463,8 +481,8 @@ def _diagnoses(exercise: dict) -> list:
 def refuse_foreign(path: str, kind: str, force: bool = False) -> None:
     """Refuse to replace ``path`` unless it is absent, a ``kind`` report (``"csv"``, ``"json"``) we wrote, or forced.
 
-    Ours is known by its start (:data:`CSV_FIXED_COLUMNS` or :data:`MARKER`); a link is never ours
-    (a report replaces the link, never writes through it), nor is a folder.
+    Ours is known by its start (:data:`CSV_FIXED_COLUMNS`, :data:`CSV_EARLIER_FIXED_COLUMNS` or :data:`MARKER`);
+    a link is never ours (a report replaces the link, never writes through it), nor is a folder.
 
     Raises:
         ClassroomError: one line naming the file and the way out (``--force`` or another path).
@@ -474,11 +492,13 @@ def refuse_foreign(path: str, kind: str, force: bool = False) -> None:
     if force or not os.path.lexists(path):
         return
     if not os.path.islink(path):
-        opening = ",".join(CSV_FIXED_COLUMNS) + "," if kind == "csv" else _json_opening()
+        openings = ([",".join(columns) + "," for columns in (CSV_FIXED_COLUMNS, CSV_EARLIER_FIXED_COLUMNS)]
+                    if kind == "csv" else [_json_opening()])
         try:
             with open(path, "rb") as handle:
-                if handle.read(len(opening.encode())) == opening.encode():
-                    return
+                start = handle.read(max(len(opening.encode()) for opening in openings))
+            if any(start.startswith(opening.encode()) for opening in openings):
+                return
         except OSError:
             pass
     raise ClassroomError(f"{path} exists and is not a {kind.upper()} report of npseq grade: not replaced "
