@@ -7,7 +7,8 @@ process of its own, at most ``jobs`` at a time; :class:`ClassReport` holds one
 :class:`StudentGrade` per file and, per exercise, the number of students who got it right
 and each diagnosis (:meth:`npseq.course.report.FunctionGrade.diagnoses`: ``"dWx: gate g,
 every unit"``, ``"time limit"``, ``"error: ValueError"``) with the number of students who
-have it, most common first: what to explain again. It renders as text, CSV and JSON;
+have it, most common first: what to explain again (a file that got no grade at all is named once, with
+why, not counted as every exercise's mistake). It renders as text, CSV and JSON;
 :func:`write_reports` writes the CSV and the JSON without ever losing a file it did not write.
 
 **Why a process per student.** Each submission's grading is a fresh process tree in a
@@ -56,6 +57,9 @@ CSV_FIXED_COLUMNS = ("student", "file", "percent", "points", "max_points")
 
 CSV_EARLIER_FIXED_COLUMNS = ("student", "file", "score")
 """The first columns of the CSV before it said percent and points: a report of ours all the same, replaced freely."""
+
+NAMED_AT_MOST = 10
+"""The most students the summary names in one list (a class may have hundreds); the reports name them all."""
 
 DEADLINE_MARGIN_S = 30.0
 """Seconds a grading process gets beyond its time limits: starting Python and npseq on a busy machine."""
@@ -131,7 +135,8 @@ class ExerciseSummary:
     name: str
     correct: int        # students whose function is entirely correct
     students: int       # students in the class
-    diagnoses: tuple    # (diagnosis, number of students who have it), most common first, ties in alphabetical order
+    diagnoses: tuple    # (diagnosis, number of students who have it), most common first, ties in alphabetical order;
+                        # of the files graded (a file that got no grade at all is no mistake of this exercise)
 
 
 @dataclasses.dataclass
@@ -147,20 +152,24 @@ class ClassReport:
 
     @property
     def summary(self) -> list:
-        """One :class:`ExerciseSummary` per exercise graded."""
+        """One :class:`ExerciseSummary` per exercise graded; a file that got no grade is not correct, and its
+        failure (:attr:`StudentGrade.error`) is said once, by :meth:`summary_lines`, not as every exercise's mistake."""
+        graded = [student for student in self.students if not student.error]
         summaries = []
         for name in self.exercises:
-            counts = collections.Counter(diagnosis for student in self.students
-                                         for diagnosis in student.diagnoses[name])
+            counts = collections.Counter(diagnosis for student in graded for diagnosis in student.diagnoses[name])
             summaries.append(ExerciseSummary(
                 name, sum(student.statuses[name] == "correct" for student in self.students), len(self.students),
                 tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))))
         return summaries
 
     def summary_lines(self, top: int = 3) -> list:
-        """The class at a glance: a line of totals, then per exercise its correct count and ``top`` diagnoses.
+        """The class at a glance: a line of totals, who got no grade and who ran past a time limit (at most
+        :data:`NAMED_AT_MOST` names each), then per exercise its correct count and ``top`` diagnoses.
 
-        ``lstm_step_backward: 31 of 40 correct`` then, indented, ``dWx: gate g, every unit: 14 of 40``.
+        ``not graded: 1 of 40`` then, indented, ``carol.py: SyntaxError, line 3``; ``past the time limit: 1 of 40``
+        then ``dave.py: rnn_step_backward``; ``lstm_step_backward: 31 of 40 correct`` then
+        ``dWx: gate g, every unit: 14 of 40``. Returns the lines, without line ends.
         """
         count = len(self.students)
         totals = [f"{sum(s.all_correct for s in self.students)} entirely correct"]
@@ -170,6 +179,17 @@ class ClassReport:
         if flagged:
             totals.append(f"{flagged} flagged (npseq's own backward used)")
         lines = [f"graded {count} submission{'s' if count != 1 else ''}: {', '.join(totals)}"]
+        not_graded = [student for student in self.students if student.error]
+        if not_graded:
+            lines.append(f"not graded: {len(not_graded)} of {count}")
+            lines += _named([f"{student.name}: {_short_reason(student.error)}" for student in not_graded],
+                            "the CSV's error column has them all")
+        timed_out = [(student.name, [name for name, status in student.statuses.items() if status == "time limit"])
+                     for student in self.students if not student.error]
+        past_limit = [f"{student}: {', '.join(exercises)}" for student, exercises in timed_out if exercises]
+        if past_limit:
+            lines.append(f"past the time limit: {len(past_limit)} of {count}")
+            lines += _named(past_limit, "the JSON report's statuses have them all")
         for exercise in self.summary:
             lines.append(f"{exercise.name}: {exercise.correct} of {count} correct")
             lines += [f"   {diagnosis}: {number} of {count}" for diagnosis, number in exercise.diagnoses[:top]]
@@ -191,13 +211,22 @@ class ClassReport:
         return out.getvalue()
 
     def to_dict(self) -> dict:
-        """Plain JSON data: the marker, the summary, and every student's full grade."""
+        """Plain JSON data: the marker, the summary (:attr:`summary`), and every student's full grade."""
         return {"npseq": MARKER, "exercises": list(self.exercises), "submissions": len(self.students),
                 "all_correct": self.all_correct,
                 "summary": [{"exercise": e.name, "correct": e.correct, "students": e.students,
                              "diagnoses": [{"diagnosis": d, "students": n} for d, n in e.diagnoses]}
                             for e in self.summary],
                 "students": [student.to_dict() for student in self.students]}
+
+
+def _named(entries: list, where_all: str) -> list:
+    """The summary's indented lines for ``entries``: the first :data:`NAMED_AT_MOST`, then how many more and
+    ``where_all`` (where the others are)."""
+    lines = [f"   {entry}" for entry in entries[:NAMED_AT_MOST]]
+    if len(entries) > NAMED_AT_MOST:
+        lines.append(f"   (and {len(entries) - NAMED_AT_MOST} more; {where_all})")
+    return lines
 
 
 def _number(value: float, digits: int) -> str:
@@ -460,12 +489,22 @@ def _ungraded(submission: ClassSubmission, exercises: tuple, status: str, diagno
 
 # Where the grader's message for an ungradable file names the file and the place:
 # "cannot import hw.py: ...", "hw.py, line 3: ...", "hw.ipynb, cell 2, line 3: ...".
-_FILE_AND_PLACE = re.compile(r"^(?:cannot import .+?: )?(?:[^:]+?, (?:cell \d+, )?line \d+: )?")
+_FILE_AND_PLACE = re.compile(r"^(?:cannot import .+?: )?(?:[^:]+?, (?P<place>(?:cell \d+, )?line \d+): )?")
 
 
 def _class_wide_reason(error: str) -> str:
     """What makes a file ungradable in words shared by every file: ``SyntaxError``, ``ImportError``, ``time limit``."""
     return _FILE_AND_PLACE.sub("", error, count=1).split(":")[0].split(" (")[0]
+
+
+def _short_reason(error: str) -> str:
+    """Why a file got no grade, from :attr:`StudentGrade.error`, in a few words: ``SyntaxError, line 3``,
+    ``ImportError``, ``time limit``, ``crashed``."""
+    kind, _, detail = error.partition(": ")
+    if kind != "ungradable":
+        return kind
+    place = _FILE_AND_PLACE.match(detail).group("place")
+    return _class_wide_reason(detail) + (f", {place}" if place else "")
 
 
 def _diagnoses(exercise: dict) -> list:
