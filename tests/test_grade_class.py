@@ -17,7 +17,15 @@ import pytest
 from learners import own_work
 
 from npseq.cli import main
-from npseq.course.classroom import MARKER, ClassroomError, ClassSubmission, find_submissions, grade_class
+from npseq.course.classroom import (
+    MARKER,
+    ClassReport,
+    ClassroomError,
+    ClassSubmission,
+    StudentGrade,
+    find_submissions,
+    grade_class,
+)
 from npseq.course.exercise import solution_source
 from npseq.course.sheet import EXERCISE_BY_NAME
 
@@ -92,20 +100,29 @@ def graded_class(tmp_path_factory):
     return result, kinds, here
 
 
+SYNTAX_ERROR_LINE = SYNTAX_ERROR.splitlines().index("def lstm_step_backward(dnext_h, dnext_c, cache)") + 1
+
+
 def test_the_summary_counts_each_mistake_over_the_class(graded_class):
     result, _, _ = graded_class
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines() == [
         "graded 40 submissions: 20 entirely correct, 2 ungradable",
+        "not graded: 2 of 40",  # said once, with the students, not under every exercise
+        f"   {os.path.join('section1', 'syntax01', 'backprop.py')}: SyntaxError, line {SYNTAX_ERROR_LINE}",
+        f"   syntax00.py: SyntaxError, line {SYNTAX_ERROR_LINE}",
+        "past the time limit: 3 of 40",
+        "   looping00.py: rnn_step_backward",
+        "   looping02.py: rnn_step_backward",
+        f"   {os.path.join('section1', 'looping01', 'backprop.py')}: rnn_step_backward",
         "rnn_step_backward: 30 of 40 correct",
         "   error: ValueError: 5 of 40",
         "   time limit: 3 of 40",
-        "   ungradable: SyntaxError: 2 of 40",
         "lstm_step_backward: 28 of 40 correct",
         "   dWh: gate g, every unit: 10 of 40",
         "   dWx: gate g, every unit: 10 of 40",
         "   db: gate g, every unit: 10 of 40",
-        "   (and 3 more in the JSON report)",
+        "   (and 2 more in the JSON report)",
         "wrote grades.csv and grades.json",
     ]
     assert result.stderr == ""  # no progress bar: standard error is not a terminal
@@ -114,19 +131,23 @@ def test_the_summary_counts_each_mistake_over_the_class(graded_class):
 def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded_class):
     _, kinds, here = graded_class
     rows = list(csv.reader(io.StringIO((here / "grades.csv").read_text())))
-    assert rows[0] == ["student", "file", "score", *EXERCISES, "flagged", "error"]
+    assert rows[0] == ["student", "file", "percent", "points", "max_points", *EXERCISES, "flagged", "error"]
     students = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
     assert len(rows) == 41 and set(students) == set(kinds)  # sorted, and nothing skipped counts
     assert [row[0] for row in rows[1:]] == sorted(kinds)
-    expected = {"correct": ("100", "1", "1"), "gate_g": ("58.33", "1", "0.1667"),  # only dprev_c right: 2 of 12
-                "dx": ("50", "0", "1"), "looping": ("50", "0", "1"), "syntax": ("0", "0", "0")}
+    # percent, points of max_points, then each exercise's points out of 1
+    expected = {"correct": ("100", "2", "2", "1", "1"),
+                "gate_g": ("58.33", "1.1667", "2", "1", "0.1667"),  # only dprev_c right: 2 of 12
+                "dx": ("50", "1", "2", "0", "1"), "looping": ("50", "1", "2", "0", "1"),
+                "syntax": ("0", "0", "2", "0", "0")}
     for name, kind in kinds.items():
         row = students[name]
         assert row["file"] == os.path.join("class", name) and row["flagged"] == "no"
-        assert (row["score"], row["rnn_step_backward"], row["lstm_step_backward"]) == expected[kind], name
+        assert (row["percent"], row["points"], row["max_points"], row["rnn_step_backward"],
+                row["lstm_step_backward"]) == expected[kind], name
         if kind == "syntax":
-            line = SYNTAX_ERROR.splitlines().index("def lstm_step_backward(dnext_h, dnext_c, cache)") + 1
-            assert row["error"] == f"ungradable: {os.path.basename(name)}, line {line}: SyntaxError: expected ':'"
+            assert row["error"] == \
+                f"ungradable: {os.path.basename(name)}, line {SYNTAX_ERROR_LINE}: SyntaxError: expected ':'"
         else:
             assert row["error"] == ""
 
@@ -139,10 +160,10 @@ def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
     summary = {e["exercise"]: (e["correct"], e["students"], [(d["diagnosis"], d["students"]) for d in e["diagnoses"]])
                for e in data["summary"]}
     assert summary == {
-        "rnn_step_backward": (30, 40, [("error: ValueError", 5), ("time limit", 3), ("ungradable: SyntaxError", 2)]),
+        "rnn_step_backward": (30, 40, [("error: ValueError", 5), ("time limit", 3)]),
         "lstm_step_backward": (28, 40, [("dWh: gate g, every unit", 10), ("dWx: gate g, every unit", 10),
                                         ("db: gate g, every unit", 10), ("dprev_h: every element", 10),
-                                        ("dx: every element", 10), ("ungradable: SyntaxError", 2)]),
+                                        ("dx: every element", 10)]),
     }
     expected = {
         "correct": ({"rnn_step_backward": "correct", "lstm_step_backward": "correct"},
@@ -171,9 +192,49 @@ def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
             assert [e["name"] for e in grade["exercises"]] == list(EXERCISES)
             assert [e["status"] for e in grade["exercises"]] == list(expected[kind][0].values())
             assert grade["score"] == student["score"] and student["error"] == ""
+            assert (grade["points"], grade["max_points"]) == (student["total_points"], student["max_points"]) == \
+                (sum(student["points"].values()), 2)
         if kind == "looping":
             assert grade["exercises"][0]["failure"].startswith(
                 f"time limit: rnn_step_backward did not finish within {TIMEOUT} s")
+
+
+def test_the_summary_of_a_large_class_names_ten_students_per_list_and_says_where_the_others_are():
+    def student(name, error="", statuses=("correct", "correct")):
+        statuses = dict(zip(EXERCISES, statuses))
+        diagnoses = {exercise: [] if status == "correct" else [status] for exercise, status in statuses.items()}
+        if error:  # as grade_class records a file that got no grade: the same status and diagnosis everywhere
+            kind = error.split(":")[0]
+            statuses, diagnoses = dict.fromkeys(EXERCISES, kind), {exercise: [kind] for exercise in EXERCISES}
+        points = {exercise: float(status == "correct") for exercise, status in statuses.items()}
+        return StudentGrade(name, os.path.join("class", name), 50.0 * sum(points.values()), points, statuses,
+                            diagnoses, False, error=error)
+
+    students = [student(f"s{index:03d}.py", f"ungradable: s{index:03d}.py, line 3: SyntaxError: expected ':'")
+                for index in range(11)]
+    students += [student("import.py", "ungradable: cannot import import.py: ValueError: no"),
+                 student(os.path.join("nb", "hw.ipynb"), "ungradable: hw.ipynb, cell 2, line 4: SyntaxError: bad"),
+                 student("sleeps.py", "time limit: grading did not finish within 45 s"),
+                 student("killed.py", "crashed: the grading process died of SIGKILL and gave no report it could read")]
+    students += [student(f"loop{index:02d}.py", statuses=("time limit", "correct")) for index in range(12)]
+    students += [student(f"ok{index:03d}.py") for index in range(200 - len(students))]
+    lines = ClassReport(EXERCISES, students).summary_lines()
+    assert lines == [
+        "graded 200 submissions: 173 entirely correct, 1 crashed, 1 time limit, 13 ungradable",
+        "not graded: 15 of 200",
+        *[f"   s{index:03d}.py: SyntaxError, line 3" for index in range(10)],
+        "   (and 5 more; the CSV's error column has them all)",
+        "past the time limit: 12 of 200",
+        *[f"   loop{index:02d}.py: rnn_step_backward" for index in range(10)],
+        "   (and 2 more; the JSON report's statuses have them all)",
+        "rnn_step_backward: 173 of 200 correct",
+        "   time limit: 12 of 200",
+        "lstm_step_backward: 185 of 200 correct",
+    ]
+    later = ClassReport(EXERCISES, students[10:15]).summary_lines()  # the reasons of the names cut above
+    assert later[1:7] == ["not graded: 5 of 5", "   s010.py: SyntaxError, line 3", "   import.py: ValueError",
+                          f"   {os.path.join('nb', 'hw.ipynb')}: SyntaxError, cell 2, line 4",
+                          "   sleeps.py: time limit", "   killed.py: crashed"]
 
 
 def test_find_submissions_names_each_file_from_the_folder_given(tmp_path):
@@ -224,8 +285,13 @@ def test_only_reports_it_wrote_are_replaced_without_force(tmp_path, monkeypatch,
 
     assert main(command + ["--force"]) == 0
     assert capsys.readouterr().out.endswith("wrote grades.csv and grades.json\n")
-    assert (tmp_path / "grades.csv").read_text().startswith("student,file,score,rnn_step_backward,flagged,error\n")
+    assert (tmp_path / "grades.csv").read_text().startswith(
+        "student,file,percent,points,max_points,rnn_step_backward,flagged,error\n")
     assert main(command) == 0  # its own reports, from the run before: replaced
+    (tmp_path / "grades.csv").write_text("student,file,score,rnn_step_backward,flagged,error\n"
+                                         "a.py,class/a.py,100,1,no,\n")
+    assert main(command) == 0  # its own report as written before the CSV said percent and points: replaced too
+    assert (tmp_path / "grades.csv").read_text().startswith("student,file,percent,")
     capsys.readouterr()
 
     # a link is never taken for a report, and a report replaces the link, never what it points to

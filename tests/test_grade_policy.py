@@ -2,8 +2,10 @@
 report, and with ``--policy zero`` scores 0 on that exercise; a learner's own work is never touched."""
 import ast
 import json
+import os
 import pathlib
 import re
+import stat
 import sys
 
 import pytest
@@ -93,3 +95,15 @@ def test_the_instructors_key_is_written_apart_and_named_when_handed_in(tmp_path,
     assert main(["grade", str(key), *GRU]) == 0 and "the solution in npseq's exercise sheet" in capsys.readouterr().out
     assert main(["exercises", "--out", str(tmp_path / "h"), "--solutions", str(tmp_path / "h")]) == 2
     assert "not the hand-out's --out" in capsys.readouterr().err
+
+
+def test_the_instructors_key_is_readable_by_its_owner_only(tmp_path, capsys):
+    key = tmp_path / "key" / "backprop_solutions.py"
+    assert main(["exercises", "--solutions", str(tmp_path / "key"), "--only", "gru_step_backward"]) == 0
+    assert stat.S_IMODE(os.stat(key).st_mode) == 0o600  # a shared course folder: students must not read the key
+    key.chmod(0o644)  # a key written before the key was private, with the same content: made private all the same
+    assert main(["exercises", "--solutions", str(tmp_path / "key"), "--only", "gru_step_backward"]) == 0
+    assert stat.S_IMODE(os.stat(key).st_mode) == 0o600
+    assert main(["exercises", "--out", str(tmp_path / "h"), "--only", "gru_step_backward"]) == 0
+    assert stat.S_IMODE(os.stat(tmp_path / "h" / "backprop_exercises.py").st_mode) == 0o644  # the hand-out is shared
+    capsys.readouterr()

@@ -7,7 +7,8 @@ process of its own, at most ``jobs`` at a time; :class:`ClassReport` holds one
 :class:`StudentGrade` per file and, per exercise, the number of students who got it right
 and each diagnosis (:meth:`npseq.course.report.FunctionGrade.diagnoses`: ``"dWx: gate g,
 every unit"``, ``"time limit"``, ``"error: ValueError"``) with the number of students who
-have it, most common first: what to explain again. It renders as text, CSV and JSON;
+have it, most common first: what to explain again (a file that got no grade at all is named once, with
+why, not counted as every exercise's mistake). It renders as text, CSV and JSON;
 :func:`write_reports` writes the CSV and the JSON without ever losing a file it did not write.
 
 **Why a process per student.** Each submission's grading is a fresh process tree in a
@@ -51,8 +52,14 @@ SKIPPED_FOLDERS = ("__pycache__", ".ipynb_checkpoints")
 MARKER = "class report"
 """The value of the ``"npseq"`` key that opens :meth:`ClassReport.to_dict`: how a JSON file is known as ours."""
 
-CSV_FIXED_COLUMNS = ("student", "file", "score")
+CSV_FIXED_COLUMNS = ("student", "file", "percent", "points", "max_points")
 """The first columns of :meth:`ClassReport.to_csv`: how a CSV file is known as ours (then one per exercise)."""
+
+CSV_EARLIER_FIXED_COLUMNS = ("student", "file", "score")
+"""The first columns of the CSV before it said percent and points: a report of ours all the same, replaced freely."""
+
+NAMED_AT_MOST = 10
+"""The most students the summary names in one list (a class may have hundreds); the reports name them all."""
 
 DEADLINE_MARGIN_S = 30.0
 """Seconds a grading process gets beyond its time limits: starting Python and npseq on a busy machine."""
@@ -91,7 +98,7 @@ class StudentGrade:
     name: str
     path: str
     score: float       # percent of the graded exercises
-    points: dict       # exercise name -> points in [0, 1]
+    points: dict       # exercise name -> points in [0, 1]: every exercise is worth one point
     statuses: dict     # exercise name -> FunctionGrade.status, or "ungradable", "time limit", "crashed" for all
     diagnoses: dict    # exercise name -> its distinct mistakes in class-wide words (empty when correct)
     flagged: bool      # the file uses npseq's own backward (the score is unchanged; the instructor decides)
@@ -103,8 +110,21 @@ class StudentGrade:
     def all_correct(self) -> bool:
         return not self.error and all(status == "correct" for status in self.statuses.values())
 
+    @property
+    def total_points(self) -> float:
+        """The points earned over every exercise graded."""
+        return sum(self.points.values())
+
+    @property
+    def max_points(self) -> int:
+        """The points possible: one per exercise graded."""
+        return len(self.points)
+
     def to_dict(self) -> dict:
+        """Plain JSON data: ``"score"`` in percent (as ``npseq grade --format json`` has it), ``"points"`` per
+        exercise, ``"total_points"`` of ``"max_points"``, the statuses, diagnoses and the file's whole grade."""
         return {"student": self.name, "file": self.path, "score": self.score, "points": self.points,
+                "total_points": self.total_points, "max_points": self.max_points,
                 "statuses": self.statuses, "diagnoses": self.diagnoses, "flagged": self.flagged,
                 "error": self.error, "stderr": self.stderr, "grade": self.grade}
 
@@ -115,7 +135,8 @@ class ExerciseSummary:
     name: str
     correct: int        # students whose function is entirely correct
     students: int       # students in the class
-    diagnoses: tuple    # (diagnosis, number of students who have it), most common first, ties in alphabetical order
+    diagnoses: tuple    # (diagnosis, number of students who have it), most common first, ties in alphabetical order;
+                        # of the files graded (a file that got no grade at all is no mistake of this exercise)
 
 
 @dataclasses.dataclass
@@ -131,20 +152,24 @@ class ClassReport:
 
     @property
     def summary(self) -> list:
-        """One :class:`ExerciseSummary` per exercise graded."""
+        """One :class:`ExerciseSummary` per exercise graded; a file that got no grade is not correct, and its
+        failure (:attr:`StudentGrade.error`) is said once, by :meth:`summary_lines`, not as every exercise's mistake."""
+        graded = [student for student in self.students if not student.error]
         summaries = []
         for name in self.exercises:
-            counts = collections.Counter(diagnosis for student in self.students
-                                         for diagnosis in student.diagnoses[name])
+            counts = collections.Counter(diagnosis for student in graded for diagnosis in student.diagnoses[name])
             summaries.append(ExerciseSummary(
                 name, sum(student.statuses[name] == "correct" for student in self.students), len(self.students),
                 tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))))
         return summaries
 
     def summary_lines(self, top: int = 3) -> list:
-        """The class at a glance: a line of totals, then per exercise its correct count and ``top`` diagnoses.
+        """The class at a glance: a line of totals, who got no grade and who ran past a time limit (at most
+        :data:`NAMED_AT_MOST` names each), then per exercise its correct count and ``top`` diagnoses.
 
-        ``lstm_step_backward: 31 of 40 correct`` then, indented, ``dWx: gate g, every unit: 14 of 40``.
+        ``not graded: 1 of 40`` then, indented, ``carol.py: SyntaxError, line 3``; ``past the time limit: 1 of 40``
+        then ``dave.py: rnn_step_backward``; ``lstm_step_backward: 31 of 40 correct`` then
+        ``dWx: gate g, every unit: 14 of 40``. Returns the lines, without line ends.
         """
         count = len(self.students)
         totals = [f"{sum(s.all_correct for s in self.students)} entirely correct"]
@@ -154,6 +179,17 @@ class ClassReport:
         if flagged:
             totals.append(f"{flagged} flagged (npseq's own backward used)")
         lines = [f"graded {count} submission{'s' if count != 1 else ''}: {', '.join(totals)}"]
+        not_graded = [student for student in self.students if student.error]
+        if not_graded:
+            lines.append(f"not graded: {len(not_graded)} of {count}")
+            lines += _named([f"{student.name}: {_short_reason(student.error)}" for student in not_graded],
+                            "the CSV's error column has them all")
+        timed_out = [(student.name, [name for name, status in student.statuses.items() if status == "time limit"])
+                     for student in self.students if not student.error]
+        past_limit = [f"{student}: {', '.join(exercises)}" for student, exercises in timed_out if exercises]
+        if past_limit:
+            lines.append(f"past the time limit: {len(past_limit)} of {count}")
+            lines += _named(past_limit, "the JSON report's statuses have them all")
         for exercise in self.summary:
             lines.append(f"{exercise.name}: {exercise.correct} of {count} correct")
             lines += [f"   {diagnosis}: {number} of {count}" for diagnosis, number in exercise.diagnoses[:top]]
@@ -162,24 +198,35 @@ class ClassReport:
         return lines
 
     def to_csv(self) -> str:
-        """One row per student: student, file, score (percent), the points of each exercise, flagged, error."""
+        """One row per student: student, file, percent, points (earned), max_points (one per exercise), the points of
+        each exercise (out of 1), flagged, error."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_FIXED_COLUMNS + self.exercises + ("flagged", "error"))
         for student in self.students:
-            writer.writerow([student.name, student.path, _number(student.score, 2)]
+            writer.writerow([student.name, student.path, _number(student.score, 2),
+                             _number(student.total_points, 4), student.max_points]
                             + [_number(student.points[name], 4) for name in self.exercises]
                             + ["yes" if student.flagged else "no", student.error])
         return out.getvalue()
 
     def to_dict(self) -> dict:
-        """Plain JSON data: the marker, the summary, and every student's full grade."""
+        """Plain JSON data: the marker, the summary (:attr:`summary`), and every student's full grade."""
         return {"npseq": MARKER, "exercises": list(self.exercises), "submissions": len(self.students),
                 "all_correct": self.all_correct,
                 "summary": [{"exercise": e.name, "correct": e.correct, "students": e.students,
                              "diagnoses": [{"diagnosis": d, "students": n} for d, n in e.diagnoses]}
                             for e in self.summary],
                 "students": [student.to_dict() for student in self.students]}
+
+
+def _named(entries: list, where_all: str) -> list:
+    """The summary's indented lines for ``entries``: the first :data:`NAMED_AT_MOST`, then how many more and
+    ``where_all`` (where the others are)."""
+    lines = [f"   {entry}" for entry in entries[:NAMED_AT_MOST]]
+    if len(entries) > NAMED_AT_MOST:
+        lines.append(f"   (and {len(entries) - NAMED_AT_MOST} more; {where_all})")
+    return lines
 
 
 def _number(value: float, digits: int) -> str:
@@ -442,12 +489,22 @@ def _ungraded(submission: ClassSubmission, exercises: tuple, status: str, diagno
 
 # Where the grader's message for an ungradable file names the file and the place:
 # "cannot import hw.py: ...", "hw.py, line 3: ...", "hw.ipynb, cell 2, line 3: ...".
-_FILE_AND_PLACE = re.compile(r"^(?:cannot import .+?: )?(?:[^:]+?, (?:cell \d+, )?line \d+: )?")
+_FILE_AND_PLACE = re.compile(r"^(?:cannot import .+?: )?(?:[^:]+?, (?P<place>(?:cell \d+, )?line \d+): )?")
 
 
 def _class_wide_reason(error: str) -> str:
     """What makes a file ungradable in words shared by every file: ``SyntaxError``, ``ImportError``, ``time limit``."""
     return _FILE_AND_PLACE.sub("", error, count=1).split(":")[0].split(" (")[0]
+
+
+def _short_reason(error: str) -> str:
+    """Why a file got no grade, from :attr:`StudentGrade.error`, in a few words: ``SyntaxError, line 3``,
+    ``ImportError``, ``time limit``, ``crashed``."""
+    kind, _, detail = error.partition(": ")
+    if kind != "ungradable":
+        return kind
+    place = _FILE_AND_PLACE.match(detail).group("place")
+    return _class_wide_reason(detail) + (f", {place}" if place else "")
 
 
 def _diagnoses(exercise: dict) -> list:
@@ -463,8 +520,8 @@ def _diagnoses(exercise: dict) -> list:
 def refuse_foreign(path: str, kind: str, force: bool = False) -> None:
     """Refuse to replace ``path`` unless it is absent, a ``kind`` report (``"csv"``, ``"json"``) we wrote, or forced.
 
-    Ours is known by its start (:data:`CSV_FIXED_COLUMNS` or :data:`MARKER`); a link is never ours
-    (a report replaces the link, never writes through it), nor is a folder.
+    Ours is known by its start (:data:`CSV_FIXED_COLUMNS`, :data:`CSV_EARLIER_FIXED_COLUMNS` or :data:`MARKER`);
+    a link is never ours (a report replaces the link, never writes through it), nor is a folder.
 
     Raises:
         ClassroomError: one line naming the file and the way out (``--force`` or another path).
@@ -474,11 +531,13 @@ def refuse_foreign(path: str, kind: str, force: bool = False) -> None:
     if force or not os.path.lexists(path):
         return
     if not os.path.islink(path):
-        opening = ",".join(CSV_FIXED_COLUMNS) + "," if kind == "csv" else _json_opening()
+        openings = ([",".join(columns) + "," for columns in (CSV_FIXED_COLUMNS, CSV_EARLIER_FIXED_COLUMNS)]
+                    if kind == "csv" else [_json_opening()])
         try:
             with open(path, "rb") as handle:
-                if handle.read(len(opening.encode())) == opening.encode():
-                    return
+                start = handle.read(max(len(opening.encode()) for opening in openings))
+            if any(start.startswith(opening.encode()) for opening in openings):
+                return
         except OSError:
             pass
     raise ClassroomError(f"{path} exists and is not a {kind.upper()} report of npseq grade: not replaced "

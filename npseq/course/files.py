@@ -10,7 +10,7 @@ def write_atomically(path: str, data: bytes | str, *, private: bool = False) -> 
 
     A full disk or a crash leaves the old file whole; a link at ``path`` is replaced, never
     written through. The folder is made if missing. The file is readable by everyone
-    (``0644``), or by its owner only when ``private`` (a class's grades).
+    (``0644``), or by its owner only when ``private`` (a class's grades, the instructor's key).
 
     Raises:
         OSError: the folder or the file cannot be written.

@@ -336,14 +336,19 @@ class Written:
     unchanged: tuple  # paths that already held exactly this text
 
 
-def write_files(out: str, files: dict, force: bool = False) -> Written:
+def write_files(out: str, files: dict, force: bool = False, *, private: bool = False) -> Written:
     """Write ``files`` (name -> text) into the folder ``out`` without losing anyone's work.
 
     A file that exists with other content is refused unless ``force`` (all are checked before
     any is written, so a refusal writes nothing); one with the same content is left alone; a
     link is never written through (the new file replaces the link itself, and only with
     ``force``). Each file is written to a temporary file beside it and moved into place, so a
-    full disk leaves the old file whole. Nothing else in ``out`` is touched.
+    full disk leaves the old file whole. Nothing else in ``out`` is touched. The files are
+    readable by everyone, or by their owner only when ``private`` (the instructor's key); a
+    private file with the same content that others can read is written again, private.
+
+    Returns:
+        :class:`Written`: the paths written and the paths left unchanged.
 
     Raises:
         HandoutError: a file would be replaced, or ``out`` cannot be written (one line).
@@ -359,7 +364,10 @@ def write_files(out: str, files: dict, force: bool = False) -> Written:
                     same = handle.read() == text
             except (OSError, UnicodeDecodeError):
                 same = False
-            (unchanged if same else refused).append(path)
+            if not same:
+                refused.append(path)
+            elif not (private and os.stat(path).st_mode & 0o077):
+                unchanged.append(path)
     if refused and not force:
         raise HandoutError(f"--out: {', '.join(refused)} already exist{'s' if len(refused) == 1 else ''} with "
                            "other content (a learner's work, or another hand-out?); write into another --out "
@@ -370,7 +378,7 @@ def write_files(out: str, files: dict, force: bool = False) -> Written:
         for path, text in targets.items():
             if path in unchanged:
                 continue
-            write_atomically(path, text)
+            write_atomically(path, text, private=private)
             written.append(path)
     except OSError as exc:
         raise HandoutError(f"--out: cannot write to {out!r} ({exc.strerror})") from None
@@ -409,8 +417,14 @@ def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = F
 
 
 def write_solutions(out: str, only=None, force: bool = False, sets=None) -> Written:
-    """Write the solved copy, ``backprop_solutions.py``, into ``out`` (for the instructor and the tests)."""
-    return write_files(out, {SOLUTIONS_NAME: solutions(chosen_exercises(only, sets))}, force)
+    """Write the solved copy, ``backprop_solutions.py``, into ``out`` (for the instructor and the tests).
+
+    The key is readable by its owner only: a course folder is often shared with the students.
+
+    Returns:
+        :class:`Written`: the key's path, as written or as left unchanged.
+    """
+    return write_files(out, {SOLUTIONS_NAME: solutions(chosen_exercises(only, sets))}, force, private=True)
 
 
 __all__ = ["EXERCISES", "HandoutError", "Written", "chosen_exercises", "handout_files", "skeleton", "solutions",
