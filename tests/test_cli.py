@@ -123,7 +123,8 @@ def test_ctrl_c_during_training_keeps_a_checkpoint(tmp_path):
     (["train"], None, "npseq train: give exactly one of --task NAME or --data PATH"),
     (["demo", "--epochs", "0"], None, "argument --epochs: expected a positive int, got '0'"),
     (["translate", "README.md", "hello"], None, "not an npseq checkpoint"),
-    (["gradcheck", "--only", "no_such_check"], None, "npseq gradcheck: names: expected registered checks"),
+    (["gradcheck", "--only", "no_such_check"], None,
+     "npseq gradcheck: --only: no registered check is named 'no_such_check' (npseq gradcheck --list prints the "),
 ])
 def test_user_errors_are_one_line_with_exit_code_2(args, stdin, message):
     root = pathlib.Path(__file__).resolve().parents[1]
@@ -159,6 +160,16 @@ def test_gradcheck_runs_registered_checks_and_prints_tables():
     assert result.returncode == 0, result.stdout
     assert "== affine" in result.stdout and "max rel error" in result.stdout
     assert "all 2 gradient checks passed" in result.stdout
+
+
+def test_gradcheck_lists_its_checks_and_runs_every_variant_of_a_name():
+    from npseq.gradient_checks import REGISTRY
+    listed = npseq("gradcheck", "--list")
+    assert listed.returncode == 0 and listed.stdout.splitlines() == list(REGISTRY)
+    variants = npseq("gradcheck", "--only", "gru_step", "affine")
+    assert variants.returncode == 0, variants.stdout
+    assert [line[3:] for line in variants.stdout.splitlines() if line.startswith("== ")] == [
+        "affine", "gru_step (reset_after=False)", "gru_step (reset_after=True)"]
 
 
 def test_gradcheck_exit_code_1_on_a_failing_check():
