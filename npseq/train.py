@@ -7,8 +7,6 @@ import math
 import signal
 import time
 
-from tqdm.auto import tqdm
-
 from . import backend
 from ._checks import as_rng, check_count, check_token_ids, check_valid_lens
 from .errors import InvalidTypeError, InvalidValueError, TrainingDiverged
@@ -146,6 +144,18 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
 
 
 @backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
+def _epoch_bar(epochs, total, progress: bool):
+    """``epochs`` behind a progress bar of ``total`` epochs, drawn when ``progress`` (tqdm's, a widget in a notebook).
+
+    tqdm.auto is imported only for a bar that is drawn: in a notebook without ipywidgets its import alone warns,
+    and a tutorial that trains with ``progress=False`` should show no such warning."""
+    if progress:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm  # a disabled bar draws nothing in any front end
+    return tqdm(epochs, total=total, desc="train", unit="epoch", disable=not progress)
+
+
 def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss_fn=None, clip: float | None = 1.0,
                   sampling_ratio: float = 0.0, seed=0, rng=None, progress: bool = True,
                   on_epoch_end=None, stop=None, position: EpochProgress | None = None) -> History:
@@ -196,7 +206,7 @@ def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss
     bos_id = tgt_vocab["<bos>"]
     history = History()
     model.train()
-    bar = tqdm(range(num_epochs), desc="train", unit="epoch", disable=not progress)
+    bar = _epoch_bar(range(num_epochs), num_epochs, progress)
     for epoch in bar:
         start = time.perf_counter() - position.wall_s
         for batch in itertools.islice(batches, position.batches_done, None):
@@ -402,7 +412,7 @@ def train_lm(model, batches, optimizer, num_epochs, *, partition=None, clip: flo
         recording_before, rnn.record_step_norms = rnn.record_step_norms, True
     start_all = time.perf_counter()
     epochs = itertools.count() if num_epochs is None else range(num_epochs)
-    bar = tqdm(epochs, total=num_epochs, desc="train", unit="epoch", disable=not progress)
+    bar = _epoch_bar(epochs, num_epochs, progress)
     for epoch in bar:
         model.train()
         start = time.perf_counter()

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import time
 from typing import NamedTuple, Optional
 
@@ -123,38 +124,59 @@ def _import_extra(module: str, purpose: str):
 def write_notebooks(out: str, only=None, force: bool = False) -> list:
     """Write the tutorials as notebooks into ``out``, with their helper module beside them.
 
+    A notebook (or the helper) already in ``out`` with exactly the text this would write is npseq's own,
+    unchanged: it is written again. One with other text (a learner's edits, outputs of a run) or a link is
+    refused unless ``force``, and then nothing is written.
+
     Args:
         out: the folder (made if missing).
         only: the tutorials to write, as for :func:`find_tutorials` (``None``: all).
-        force: replace notebooks that exist already (otherwise nothing is written).
+        force: replace notebooks that exist already with other content.
 
     Returns:
         The paths of the notebooks written, in order.
 
     Raises:
         NotebooksError: no tutorials or an unknown name (:func:`find_tutorials`), jupytext is
-            missing, a notebook exists and ``force`` is false, or ``out`` cannot be written.
+            missing, a notebook exists with other content and ``force`` is false, or ``out`` cannot be written.
     """
     scripts = find_tutorials(only)
     jupytext = _import_extra("jupytext", "writing notebooks")
     targets = [os.path.join(out, notebook_name(script)) for script in scripts]
+    texts = {}
+    for script, target in zip(scripts, targets):
+        notebook = jupytext.read(script)
+        # A plain notebook: without jupytext's metadata, JupyterLab's jupytext would pair it with a script.
+        notebook.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
+        for number, cell in enumerate(notebook.cells):  # ids of their place, not random: the same text every time
+            cell.id = f"cell-{number}"
+        texts[target] = jupytext.writes(notebook, fmt="ipynb")
+    with open(os.path.join(tutorials_dir(), HELPER), encoding="utf-8") as handle:
+        texts[os.path.join(out, HELPER)] = handle.read()
     # lexists: a link counts as there, dangling or not, so that nothing is written through it out of ``out``
-    existing = [os.path.basename(path) for path in targets if os.path.lexists(path)]
-    if existing and not force:
-        raise NotebooksError(f"--notebooks: {out} already holds {', '.join(existing)}; "
+    changed = [os.path.basename(path) for path, text in texts.items()
+               if os.path.lexists(path) and not _holds(path, text)]
+    if changed and not force:
+        raise NotebooksError(f"--notebooks: {out} already holds {', '.join(changed)} with other content; "
                              "add --force to replace them (edits in them are lost)")
     try:
         os.makedirs(out, exist_ok=True)
-        with open(os.path.join(tutorials_dir(), HELPER), encoding="utf-8") as handle:
-            _replace_file(os.path.join(out, HELPER), handle.read())
-        for script, target in zip(scripts, targets):
-            notebook = jupytext.read(script)
-            # A plain notebook: without jupytext's metadata, JupyterLab's jupytext would pair it with a script.
-            notebook.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
-            _replace_file(target, jupytext.writes(notebook, fmt="ipynb"))
+        for path, text in texts.items():
+            _replace_file(path, text)
     except OSError as exc:
         raise NotebooksError(f"--notebooks: cannot write to {out!r} ({exc.strerror})") from None
     return targets
+
+
+def _holds(path: str, text: str) -> bool:
+    """Whether ``path`` is a regular file (not a link) holding exactly ``text``."""
+    if os.path.islink(path) or not os.path.isfile(path):
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read() == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _replace_file(path: str, text: str) -> None:
@@ -191,7 +213,7 @@ def execute_notebook(path: str, timeout: Optional[float] = None) -> Execution:
                                      resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}})
     start, error = time.perf_counter(), None
     try:
-        client.execute()
+        client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log (a cell's stderr is an output)
     except (CellExecutionError, CellTimeoutError) as exc:
         error = _failed_cell(notebook, exc)
     seconds = time.perf_counter() - start

@@ -82,11 +82,24 @@ def test_existing_notebooks_are_kept_unless_forced(tmp_path, capsys):
     out.mkdir()
     (out / "02_rnn_by_hand.ipynb").write_text("a learner's work", encoding="utf-8")
     assert main(["tutorials", "--notebooks", str(out), "--only", "01", "02"]) == 2
-    assert _error_line(capsys) == (f"npseq tutorials: --notebooks: {out} already holds 02_rnn_by_hand.ipynb; "
-                                   "add --force to replace them (edits in them are lost)")
+    assert _error_line(capsys) == (f"npseq tutorials: --notebooks: {out} already holds 02_rnn_by_hand.ipynb with "
+                                   "other content; add --force to replace them (edits in them are lost)")
     assert sorted(path.name for path in out.iterdir()) == ["02_rnn_by_hand.ipynb"]
     assert main(["tutorials", "--notebooks", str(out), "--only", "01", "02", "--force"]) == 0
     assert json.loads((out / "02_rnn_by_hand.ipynb").read_text(encoding="utf-8"))["cells"]
+
+
+def test_notebooks_npseq_wrote_are_written_again_and_a_changed_helper_is_kept(tmp_path, capsys):
+    require("jupytext", "notebooks")
+    out = tmp_path / "nb"
+    assert main(["tutorials", "--notebooks", str(out), "--only", "01"]) == 0
+    assert main(["tutorials", "--notebooks", str(out), "--only", "01", "02"]) == 0  # 01 unchanged: no --force
+    (out / "_common.py").write_text("# a learner's change\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["tutorials", "--notebooks", str(out), "--only", "01"]) == 2
+    assert _error_line(capsys) == (f"npseq tutorials: --notebooks: {out} already holds _common.py with other content; "
+                                   "add --force to replace them (edits in them are lost)")
+    assert (out / "_common.py").read_text(encoding="utf-8") == "# a learner's change\n"
 
 
 @pytest.fixture
@@ -106,14 +119,16 @@ def _outputs(path: pathlib.Path) -> list:
     return [output for cell in notebook["cells"] if cell["cell_type"] == "code" for output in cell["outputs"]]
 
 
-def test_tutorials_02_and_06_run_as_notebooks_in_fast_mode(tmp_path, kernel_env, capsys):
+def test_tutorials_02_and_06_run_as_notebooks_in_fast_mode(tmp_path, kernel_env, capfd):
     """Their one run in the suite: as notebooks, with the checks of a script run (no error, figures written, each a
-    readable, non-blank PNG) and those of a notebook (figures inline, equations as Markdown)."""
+    readable, non-blank PNG) and those of a notebook (figures inline, equations as Markdown), and nothing on the
+    terminal but the command's own lines (capfd: the kernel is a process writing to the same stderr)."""
     out = tmp_path / "nb"
     code = main(["tutorials", "--notebooks", str(out), "--only", *AS_NOTEBOOKS, "--execute",
                  "--timeout", str(CELL_TIMEOUT_S)])
-    printed = capsys.readouterr().out
+    printed, err = capfd.readouterr()
     assert code == 0, printed
+    assert err == "", err  # the kernel's log (a warning about TCP) went to the terminal
     for name in AS_NOTEBOOKS:
         assert f"{name}.ipynb: ran in " in printed
         outputs = _outputs(out / f"{name}.ipynb")
@@ -122,6 +137,7 @@ def test_tutorials_02_and_06_run_as_notebooks_in_fast_mode(tmp_path, kernel_env,
         assert {"image/png", "text/markdown"} <= kinds, (name, kinds)
         assert not [output for output in outputs if output["output_type"] == "error"]
         streams = "".join("".join(output["text"]) for output in outputs if output["output_type"] == "stream")
+        assert "TqdmWarning" not in streams  # importing tqdm.auto without ipywidgets warns in a kernel
         left = RAW_TEX.search(streams)
         assert left is None, f"{name}: LaTeX printed as text: ...{streams[max(0, left.start() - 200):left.end()]}"
     figures = sorted((out / "figures").glob("*.png"))

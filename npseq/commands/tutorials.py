@@ -20,7 +20,8 @@ def add_arguments(parser) -> None:
                         help="the folder to write the .ipynb files to (made if missing)")
     parser.add_argument("--only", nargs="+", metavar="NN",
                         help="these tutorials, by number (02) or file name (02_rnn_by_hand); default: all")
-    parser.add_argument("--force", action="store_true", help="replace notebooks that exist already")
+    parser.add_argument("--force", action="store_true",
+                        help="replace notebooks (and the helper) that hold other content: edits in them are lost")
     parser.add_argument("--execute", action="store_true",
                         help="then run each notebook and save its outputs (NPSEQ_FAST=1: fast mode)")
     parser.add_argument("--timeout", type=positive(float), default=None, metavar="S",
