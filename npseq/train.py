@@ -143,7 +143,6 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
     return loss_sum, nll_sum, num_tokens, grad_norm
 
 
-@backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
 def _epoch_bar(epochs, total, progress: bool):
     """``epochs`` behind a progress bar of ``total`` epochs, drawn when ``progress`` (tqdm's, a widget in a notebook).
 
@@ -156,6 +155,7 @@ def _epoch_bar(epochs, total, progress: bool):
     return tqdm(epochs, total=total, desc="train", unit="epoch", disable=not progress)
 
 
+@backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
 def train_seq2seq(model, batches, tgt_vocab, optimizer, num_epochs: int, *, loss_fn=None, clip: float | None = 1.0,
                   sampling_ratio: float = 0.0, seed=0, rng=None, progress: bool = True,
                   on_epoch_end=None, stop=None, position: EpochProgress | None = None) -> History:
