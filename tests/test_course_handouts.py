@@ -119,8 +119,8 @@ def test_a_handout_never_replaces_a_learners_work(tmp_path, capsys):
     work = skeleton.read_text()
     assert main(["exercises", "--out", str(out), *ONLY_ARGS]) == 2
     err = capsys.readouterr().err
-    assert err == (f"npseq exercises: --out: {skeleton} already exists with other content (a learner's work, or "
-                   "another hand-out?); write into another --out folder, or add --force to replace it\n")
+    assert err == (f"npseq exercises: --out: {skeleton} already exists with other content (edited, or written for "
+                   "other exercises?); write into another --out folder, or add --force to replace it\n")
     assert skeleton.read_text() == work  # refused before anything was written, README included
     assert main(["exercises", "--out", str(out), *ONLY_ARGS, "--no-hints"]) == 2
     assert skeleton.read_text() == work and "Hints:" in (out / "README.md").read_text()

@@ -107,3 +107,5 @@ def test_the_instructors_key_is_readable_by_its_owner_only(tmp_path, capsys):
     assert main(["exercises", "--out", str(tmp_path / "h"), "--only", "gru_step_backward"]) == 0
     assert stat.S_IMODE(os.stat(tmp_path / "h" / "backprop_exercises.py").st_mode) == 0o644  # the hand-out is shared
     capsys.readouterr()
+    assert main(["exercises", "--solutions", str(tmp_path / "key"), "--only", "rnn_step_backward"]) == 2
+    assert capsys.readouterr().err.startswith(f"npseq exercises: --solutions: {key} already exists with other content")

@@ -336,7 +336,7 @@ class Written:
     unchanged: tuple  # paths that already held exactly this text
 
 
-def write_files(out: str, files: dict, force: bool = False, *, private: bool = False) -> Written:
+def write_files(out: str, files: dict, force: bool = False, *, private: bool = False, flag: str = "--out") -> Written:
     """Write ``files`` (name -> text) into the folder ``out`` without losing anyone's work.
 
     A file that exists with other content is refused unless ``force`` (all are checked before
@@ -345,7 +345,8 @@ def write_files(out: str, files: dict, force: bool = False, *, private: bool = F
     ``force``). Each file is written to a temporary file beside it and moved into place, so a
     full disk leaves the old file whole. Nothing else in ``out`` is touched. The files are
     readable by everyone, or by their owner only when ``private`` (the instructor's key); a
-    private file with the same content that others can read is written again, private.
+    private file with the same content that others can read is written again, private. ``flag`` names the
+    folder in the errors (``--out``, or ``--solutions`` for the key).
 
     Returns:
         :class:`Written`: the paths written and the paths left unchanged.
@@ -369,9 +370,9 @@ def write_files(out: str, files: dict, force: bool = False, *, private: bool = F
             elif not (private and os.stat(path).st_mode & 0o077):
                 unchanged.append(path)
     if refused and not force:
-        raise HandoutError(f"--out: {', '.join(refused)} already exist{'s' if len(refused) == 1 else ''} with "
-                           "other content (a learner's work, or another hand-out?); write into another --out "
-                           f"folder, or add --force to replace {'it' if len(refused) == 1 else 'them'}")
+        raise HandoutError(f"{flag}: {', '.join(refused)} already exist{'s' if len(refused) == 1 else ''} with "
+                           "other content (edited, or written for other exercises?); write into another "
+                           f"{flag} folder, or add --force to replace {'it' if len(refused) == 1 else 'them'}")
     written = []
     try:
         os.makedirs(out, exist_ok=True)
@@ -381,7 +382,7 @@ def write_files(out: str, files: dict, force: bool = False, *, private: bool = F
             write_atomically(path, text, private=private)
             written.append(path)
     except OSError as exc:
-        raise HandoutError(f"--out: cannot write to {out!r} ({exc.strerror})") from None
+        raise HandoutError(f"{flag}: cannot write to {out!r} ({exc.strerror})") from None
     return Written(tuple(written), tuple(unchanged))
 
 
@@ -424,7 +425,8 @@ def write_solutions(out: str, only=None, force: bool = False, sets=None) -> Writ
     Returns:
         :class:`Written`: the key's path, as written or as left unchanged.
     """
-    return write_files(out, {SOLUTIONS_NAME: solutions(chosen_exercises(only, sets))}, force, private=True)
+    return write_files(out, {SOLUTIONS_NAME: solutions(chosen_exercises(only, sets))}, force, private=True,
+                       flag="--solutions")
 
 
 __all__ = ["EXERCISES", "HandoutError", "Written", "chosen_exercises", "handout_files", "skeleton", "solutions",
