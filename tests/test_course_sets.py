@@ -58,7 +58,7 @@ def test_several_sets_are_one_handout_numbered_through(tmp_path, capsys):
     assert grade_arguments(alone) == ["--set", "transformer"]
     assert npseq_main(["exercises", "--set", "classic", "transformer", "--out", str(tmp_path)]) == 0
     skeleton = (tmp_path / "backprop_exercises.py").read_text()
-    assert "npseq grade my_backprop.py --set classic --set transformer" in skeleton
+    assert "npseq grade backprop_exercises.py --set classic --set transformer" in skeleton
     capsys.readouterr()
 
 
