@@ -36,6 +36,7 @@ import subprocess
 import time
 from typing import NamedTuple, Optional
 
+from ._files import holds_text
 from .errors import UserError
 
 HELPER = "_common.py"
@@ -155,7 +156,7 @@ def write_notebooks(out: str, only=None, force: bool = False) -> list:
         texts[os.path.join(out, HELPER)] = handle.read()
     # lexists: a link counts as there, dangling or not, so that nothing is written through it out of ``out``
     changed = [os.path.basename(path) for path, text in texts.items()
-               if os.path.lexists(path) and not _holds(path, text)]
+               if os.path.lexists(path) and not holds_text(path, text)]
     if changed and not force:
         raise NotebooksError(f"--notebooks: {out} already holds {', '.join(changed)} with other content; "
                              "add --force to replace them (edits in them are lost)")
@@ -166,17 +167,6 @@ def write_notebooks(out: str, only=None, force: bool = False) -> list:
     except OSError as exc:
         raise NotebooksError(f"--notebooks: cannot write to {out!r} ({exc.strerror})") from None
     return targets
-
-
-def _holds(path: str, text: str) -> bool:
-    """Whether ``path`` is a regular file (not a link) holding exactly ``text``."""
-    if os.path.islink(path) or not os.path.isfile(path):
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read() == text
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def _replace_file(path: str, text: str) -> None:

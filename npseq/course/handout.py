@@ -19,6 +19,7 @@ import dataclasses
 import inspect
 import os
 
+from .._files import holds_text
 from .exercise import Exercise, solution_source
 from .files import write_atomically
 from .grader import DEFAULT_TIMEOUT
@@ -357,18 +358,12 @@ def write_files(out: str, files: dict, force: bool = False, *, private: bool = F
     targets = {os.path.join(out, name): text for name, text in files.items()}
     refused, unchanged = [], []
     for path, text in targets.items():
-        if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
+        if not os.path.lexists(path):
+            continue
+        if not holds_text(path, text):  # a link, a folder, a learner's edits
             refused.append(path)
-        elif os.path.isfile(path):
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    same = handle.read() == text
-            except (OSError, UnicodeDecodeError):
-                same = False
-            if not same:
-                refused.append(path)
-            elif not (private and os.stat(path).st_mode & 0o077):
-                unchanged.append(path)
+        elif not (private and os.stat(path).st_mode & 0o077):
+            unchanged.append(path)
     if refused and not force:
         raise HandoutError(f"{flag}: {', '.join(refused)} already exist{'s' if len(refused) == 1 else ''} with "
                            "other content (edited, or written for other exercises?); write into another "
