@@ -1,17 +1,21 @@
-"""A learner's own correct work, for the tests: the sheet's solutions with one line of the learner's in each function.
+"""A learner's own correct work, for the tests: solutions of the honesty corpus, written from the hand-outs alone.
 
-The sheet's solutions are npseq's own, and the grader's copy check names them as such; a
-test that needs a correct submission that is *not* a copy takes them through
-:func:`own_work`, which adds one statement after every function's docstring (a learner
-writes their own lines), so that the code no longer normalises to the sheet's.
+``benchmarks/honesty/honest/<exercise>/<style>.py`` holds independent correct solutions
+(``benchmarks/honesty/measure.py`` measures the copy check on them); a test that needs a
+correct submission that is no copy of npseq's texts takes them through :func:`honest_work`.
 """
+import pathlib
 import re
 
-OWN_LINE = "    written_by_hand = True  # a learner's own line: this is not the sheet's solution\n"
+HONEST = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "honesty" / "honest"
 
 
-def own_work(source: str) -> str:
-    """``source`` (solved functions, as ``npseq.course.handout.solutions`` writes them) with :data:`OWN_LINE` after
-    each function's closing docstring line."""
-    return re.sub(r'((?:^|\n)def [^\n]*\n    """(?:.*?)\n    """\n)', lambda m: m.group(1) + OWN_LINE, source,
-                  flags=re.S)
+def honest_work(names, style: int = 0) -> str:
+    """One file solving ``names``: for each, the ``style``-th (sorted) honest solution of the corpus, its own
+    ``import numpy as np`` and first comment line left out, after one ``import numpy as np``."""
+    parts = []
+    for name in names:
+        files = sorted((HONEST / name).glob("*.py"))
+        text = files[style % len(files)].read_text()
+        parts.append(re.sub(r"\A#[^\n]*\n", "", text).replace("import numpy as np\n", "", 1).strip())
+    return "import numpy as np\n\n\n" + "\n\n\n".join(parts) + "\n"

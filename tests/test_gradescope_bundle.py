@@ -15,7 +15,6 @@ import sys
 import zipfile
 
 import pytest
-from learners import own_work
 
 from npseq.cli import main as npseq_main
 from npseq.course import grade_file
@@ -51,12 +50,12 @@ STEPS = ("rnn_step_backward", "lstm_step_backward")
 SCORING = Scoring(only=STEPS, points={"rnn_step_backward": 2}, hidden={"lstm_step_backward": (2,)}, timeout=10)
 TOTAL = 3.0  # rnn_step_backward 2, lstm_step_backward 1
 
-SOLVED = own_work(solutions(chosen_exercises(list(STEPS))))  # a learner's own: no copy of the sheet
+SOLVED = solutions(chosen_exercises(list(STEPS)))  # the key's, as a learner may hand it in
 # A planted sign error in rnn_step_backward's db (the first of the two returns that end so): 4 of its 5 tensors right.
 assert SOLVED.count("da.sum(axis=0)") == 2
 WRONG = SOLVED.replace("da.sum(axis=0)", "-da.sum(axis=0)", 1)
 LOOPING = SOLVED + "\n\ndef lstm_step_backward(dnext_h, dnext_c, cache):\n    while True:\n        pass\n"
-ONLY_RNN = own_work(solutions(chosen_exercises(["rnn_step_backward"])))
+ONLY_RNN = solutions(chosen_exercises(["rnn_step_backward"]))
 HANDED_IN_NPSEQ = (SOLVED + "\n\nfrom npseq.functional import lstm_step_backward as npseq_lstm\n\n\n"
                    "def lstm_step_backward(dnext_h, dnext_c, cache):\n"
                    "    return npseq_lstm(dnext_h, dnext_c, cache)\n")
@@ -381,7 +380,7 @@ def _filled_notebook(handout: pathlib.Path) -> str:
         source = "".join(cell["source"])
         for name in STEPS:
             if cell["cell_type"] == "code" and source.startswith(f"def {name}("):
-                cell["source"] = own_work(solution_source(EXERCISE_BY_NAME[name].solution)).splitlines(keepends=True)
+                cell["source"] = solution_source(EXERCISE_BY_NAME[name].solution).splitlines(keepends=True)
                 filled += 1
     assert filled == len(STEPS)
     return json.dumps(notebook)
@@ -450,7 +449,7 @@ def test_round_trip_the_zip_installs_in_a_fresh_environment_and_grades_each_kind
     scoring = Scoring.from_json((root / "source" / "config.json").read_text())
     assert scoring.names == tuple(names_of_sets(sets))
     exercises = chosen_exercises(sets=sets)
-    for text, expected in ((own_work(solutions(exercises)), scoring.total), (skeleton(exercises), 0)):
+    for text, expected in ((solutions(exercises), scoring.total), (skeleton(exercises), 0)):
         shutil.rmtree(root / "submission", ignore_errors=True)
         (root / "submission").mkdir()
         (root / "submission" / SKELETON_NAME).write_text(text)

@@ -38,10 +38,12 @@ import time
 from tqdm.auto import tqdm
 
 from ..errors import UserError
+from .copies import similar_pairs
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .report import POLICIES, FunctionGrade
 from .sheet import DEFAULT_SETS, graded_names, names_of_sets
+from .submission import SubmissionError, read_submission
 
 SUBMISSION_SUFFIXES = (".py", ".ipynb")
 """The files of a folder that are submissions."""
@@ -101,10 +103,12 @@ class StudentGrade:
     points: dict       # exercise name -> points in [0, 1]: every exercise is worth one point
     statuses: dict     # exercise name -> FunctionGrade.status, or "ungradable", "time limit", "crashed" for all
     diagnoses: dict    # exercise name -> its distinct mistakes in class-wide words (empty when correct)
-    flagged: bool      # the file uses npseq's own backward (the score is unchanged; the instructor decides)
+    flagged: bool      # the file uses npseq's own code (the score is unchanged unless the policy is zero)
     error: str = ""    # why nothing could be graded, one line ("ungradable: ...", "time limit: ...", "crashed: ...")
     grade: dict | None = None  # the whole JSON of ``npseq grade FILE --format json``, None when it gave none
     stderr: str = ""   # the end of what the grading process wrote to standard error (the learner's prints)
+    flagged_because: list = dataclasses.field(default_factory=list)  # why flagged, a line each (the grader's words)
+    similar_to: list = dataclasses.field(default_factory=list)  # "bob: lstm_step_backward 95%", a classmate each
 
     @property
     def all_correct(self) -> bool:
@@ -126,6 +130,7 @@ class StudentGrade:
         return {"student": self.name, "file": self.path, "score": self.score, "points": self.points,
                 "total_points": self.total_points, "max_points": self.max_points,
                 "statuses": self.statuses, "diagnoses": self.diagnoses, "flagged": self.flagged,
+                "flagged_because": self.flagged_because, "similar_to": self.similar_to,
                 "error": self.error, "stderr": self.stderr, "grade": self.grade}
 
 
@@ -144,6 +149,7 @@ class ClassReport:
     """The result of :func:`grade_class`: one :class:`StudentGrade` per submission, and what they have in common."""
     exercises: tuple   # the names of the exercises graded, in the order of the sheet
     students: list     # StudentGrade, in the order of the submissions
+    pairs: list = dataclasses.field(default_factory=list)  # SimilarPair: classmates whose functions are copies
 
     @property
     def all_correct(self) -> bool:
@@ -177,13 +183,22 @@ class ClassReport:
         totals += [f"{number} {kind}" for kind, number in sorted(errors.items())]
         flagged = sum(student.flagged for student in self.students)
         if flagged:
-            totals.append(f"{flagged} flagged (npseq's own backward used)")
+            totals.append(f"{flagged} flagged (npseq's own code, or a classmate's)")
         lines = [f"graded {count} submission{'s' if count != 1 else ''}: {', '.join(totals)}"]
         not_graded = [student for student in self.students if student.error]
         if not_graded:
             lines.append(f"not graded: {len(not_graded)} of {count}")
             lines += _named([f"{student.name}: {_short_reason(student.error)}" for student in not_graded],
                             "the CSV's error column has them all")
+        if self.pairs:
+            lines.append(f"similar pairs (one's code largely the other's): {len(self.pairs)}")
+            for pair in self.pairs[:NAMED_AT_MOST]:
+                lines.append(f"   {pair.first} ~ {pair.second}: {pair.exercise}, {pair.check.score:.0%} of "
+                             f"{pair.first}'s own code is in {pair.second}'s")
+                lines += pair.check.side_by_side()
+            if len(self.pairs) > NAMED_AT_MOST:
+                lines.append(f"   (and {len(self.pairs) - NAMED_AT_MOST} more; the JSON report's similar_pairs "
+                             "have them all)")
         timed_out = [(student.name, [name for name, status in student.statuses.items() if status == "time limit"])
                      for student in self.students if not student.error]
         past_limit = [f"{student}: {', '.join(exercises)}" for student, exercises in timed_out if exercises]
@@ -199,15 +214,15 @@ class ClassReport:
 
     def to_csv(self) -> str:
         """One row per student: student, file, percent, points (earned), max_points (one per exercise), the points of
-        each exercise (out of 1), flagged, error."""
+        each exercise (out of 1), flagged (why, empty when not), similar_to (classmates and how much), error."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(CSV_FIXED_COLUMNS + self.exercises + ("flagged", "error"))
+        writer.writerow(CSV_FIXED_COLUMNS + self.exercises + ("flagged", "similar_to", "error"))
         for student in self.students:
             writer.writerow([student.name, student.path, _number(student.score, 2),
                              _number(student.total_points, 4), student.max_points]
                             + [_number(student.points[name], 4) for name in self.exercises]
-                            + ["yes" if student.flagged else "no", student.error])
+                            + ["; ".join(student.flagged_because), "; ".join(student.similar_to), student.error])
         return out.getvalue()
 
     def to_dict(self) -> dict:
@@ -217,6 +232,7 @@ class ClassReport:
                 "summary": [{"exercise": e.name, "correct": e.correct, "students": e.students,
                              "diagnoses": [{"diagnosis": d, "students": n} for d, n in e.diagnoses]}
                             for e in self.summary],
+                "similar_pairs": [pair.to_dict() for pair in self.pairs],
                 "students": [student.to_dict() for student in self.students]}
 
 
@@ -295,6 +311,8 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
     standard output, the end of its standard error is kept. A grading past ``deadline`` is
     killed (its whole process group) and scores 0 as "time limit"; one that says the file
     cannot be graded is "ungradable: <reason>"; one that gives no report it can read is "crashed".
+    Then the files are held against each other, exercise by exercise (:func:`_compared`), and the
+    pairs whose code is one the other's are listed (:attr:`ClassReport.pairs`).
 
     Args:
         submissions: :class:`ClassSubmission` records (:func:`find_submissions`).
@@ -344,7 +362,27 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
         # they do so by themselves, so a second Ctrl-C that cuts this wait short leaves no grading behind.
         grading.stop.set()
         executor.shutdown(wait=True, cancel_futures=True)
-    return ClassReport(exercises, students)
+    return ClassReport(exercises, students, _compared(submissions, students, exercises))
+
+
+def _compared(submissions: list, students: list, exercises: tuple) -> list:
+    """Every pair of classmates whose functions are copies of each other
+    (:func:`~npseq.course.copies.similar_pairs`), each student told who (:attr:`StudentGrade.similar_to`). The files
+    are read, never run; one that cannot be read is compared with nobody."""
+    sources = {}
+    for submission in submissions:
+        try:
+            source = read_submission(submission.path).source
+        except SubmissionError:
+            continue
+        sources[submission.name] = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    pairs = similar_pairs(sources, exercises)
+    by_name = {student.name: student for student in students if student is not None}
+    for pair in pairs:
+        for one, other in ((pair.first, pair.second), (pair.second, pair.first)):
+            by_name[one].similar_to.append(f"{other}: {pair.exercise} {pair.check.score:.0%}")
+            by_name[one].flagged = True
+    return pairs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -459,7 +497,8 @@ def _student(submission: ClassSubmission, exercises: tuple, returncode: int, std
                                 {name: graded[name]["points"] for name in exercises},
                                 {name: graded[name]["status"] for name in exercises},
                                 {name: _diagnoses(graded[name]) for name in exercises},
-                                bool(data.get("flagged")), grade=data, stderr=stderr)
+                                bool(data.get("flagged")), grade=data, stderr=stderr,
+                                flagged_because=[str(line) for line in data.get("flagged_because", [])])
         except (KeyError, TypeError, ValueError):  # JSON, but not the report npseq grade prints: a crash
             pass
     if data is not None and returncode == 2 and isinstance(data.get("error"), str):

@@ -51,8 +51,9 @@ from .. import backend
 from ..gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
 from ..samples import normal
 from .cases import Case, seed_of
+from .copies import closest_copy
 from .exercise import Exercise
-from .honesty import NpseqCallWatch, copied_from, scan_imports, scan_indirection
+from .honesty import NpseqCallWatch, scan_imports, scan_indirection
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
@@ -559,10 +560,13 @@ def grade_file(path: str, only=None, *, sets=None, timeout: float = DEFAULT_TIME
 
 
 def _judged(grade: FunctionGrade, exercise: Exercise, submission: Submission, policy: str) -> FunctionGrade:
-    """The honesty verdict on one graded function: is its code npseq's own (called, or copied and renamed)?"""
-    grade.copied = copied_from(submission, exercise)
-    if grade.copied:
-        grade.note = "; ".join(filter(None, [grade.note, f"honesty: its code is, names aside, {grade.copied}"]))
+    """The honesty verdict on one graded function: is its code npseq's own, called while graded, or copied from a
+    text a learner could copy (:func:`~npseq.course.copies.closest_copy`, above the size floor and the threshold)?"""
+    source = submission.source.decode("utf-8", "replace") if isinstance(submission.source, bytes) else submission.source
+    grade.likeness = closest_copy(source, exercise.name, submission.place if submission.where else None)
+    if grade.likeness is not None and grade.likeness.copied:
+        grade.copied = grade.likeness.source
+        grade.note = "; ".join(filter(None, [grade.note, f"honesty: {grade.likeness.summary()}"]))
     if policy == "zero" and (grade.copied or grade.npseq_calls):
         grade.penalty = "honesty, policy zero: npseq's own code"
     return grade

@@ -11,14 +11,10 @@ None changes the score: the instructor decides.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
-import inspect
 import sys
-import textwrap
 
 from .. import functional as F
-from .._checks import is_check_statement
 from .sheet import EXERCISES, NAMES
 from .submission import Submission
 
@@ -144,62 +140,3 @@ def scan_indirection(submission: Submission) -> list:
         if name in INDIRECTION:
             found.add((node.lineno, f"{submission.place(node.lineno)}: {INDIRECTION[name]} ({name})"))
     return [text for _, text in sorted(found)]
-
-
-# ------------------------------------------------------- the same code under other names
-class _Erase(ast.NodeTransformer):
-    """Names become ``v0, v1, ...`` in the order they first appear, constants ``0``: what renaming cannot hide."""
-
-    def __init__(self):
-        self.names = {}
-
-    def _canonical(self, name: str) -> str:
-        return self.names.setdefault(name, f"v{len(self.names)}")
-
-    def visit_Name(self, node):
-        return ast.copy_location(ast.Name(self._canonical(node.id), node.ctx), node)
-
-    def visit_arg(self, node):
-        return ast.copy_location(ast.arg(self._canonical(node.arg)), node)
-
-    def visit_Constant(self, node):
-        return ast.copy_location(ast.Constant(0), node)
-
-
-def normalized(function: ast.FunctionDef) -> str:
-    """A function's code with its docstring, checks and array-module line left out and its names and constants
-    erased (:class:`_Erase`): two functions that differ only in names, constants, comments, docstrings and
-    layout normalise alike."""
-    body = [statement for statement in function.body if not is_check_statement(statement)]
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    bare = copy.deepcopy(function)
-    bare.name, bare.body, bare.decorator_list, bare.returns = "f", copy.deepcopy(body) or [ast.Pass()], [], None
-    return ast.dump(_Erase().visit(bare), annotate_fields=False)
-
-
-def _function_in(source, name: str):
-    try:
-        tree = ast.parse(textwrap.dedent(source) if isinstance(source, str) else source)
-    except (SyntaxError, ValueError):
-        return None
-    return next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name), None)
-
-
-def copied_from(submission: Submission, exercise) -> str:
-    """What the learner's ``exercise`` function is, after normalisation, a copy of: npseq's reference backward
-    (the code a tutorial prints) or the sheet's own solution; ``""`` when neither."""
-    mine = _function_in(submission.source, exercise.name)
-    if mine is None:
-        return ""
-    theirs = normalized(mine)
-    for label, function in ((f"npseq's own {exercise.engine.__module__}.{exercise.engine.__name__} (what the "
-                             "tutorials print)", exercise.engine),
-                            ("the solution in npseq's exercise sheet", exercise.solution)):
-        try:
-            reference = _function_in(inspect.getsource(function), function.__name__)
-        except (OSError, TypeError):
-            continue
-        if reference is not None and normalized(reference) == theirs:
-            return label
-    return ""

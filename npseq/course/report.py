@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from .copies import CopyCheck
+
 
 @dataclasses.dataclass
 class TensorGrade:
@@ -59,7 +61,8 @@ class FunctionGrade:
     note: str = ""
     failure: str = ""                          # one line starting with one of FAILURES: it scored 0 as a whole
     npseq_calls: tuple = ()                    # npseq backward functions its code called while graded
-    copied: str = ""                           # what its code is, after normalisation, a copy of (npseq's own)
+    copied: str = ""                           # the text its code is a copy of (CopyCheck.copied), "" when none
+    likeness: CopyCheck | None = None          # the copy check: the closest text a learner could copy, and how close
     penalty: str = ""                          # why the honesty policy "zero" gives it 0 points
     chained: bool = False                      # its tensors are one chain's links, in the order the backward runs
 
@@ -126,6 +129,8 @@ class FunctionGrade:
         lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {self.points:.2f} points{zeroed}"]
         if self.note:
             lines.append(f"   note: {self.note}")
+        if self.likeness and not self.copied:
+            lines.append(f"   copy check: {self.likeness.summary()}")
         broken = self.first_broken_links() if self.chained else []
         if broken:
             lines.append(f"   the chain first breaks at {broken[0].tensor} (case {broken[0].case}): every link "
@@ -158,13 +163,15 @@ class FunctionGrade:
         return cls(data["name"], data["signature"], attempted=data["status"] != "not attempted", rows=rows,
                    problems=[CaseProblem(**problem) for problem in data["problems"]], total=data["total"],
                    note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]),
-                   copied=data.get("copied", ""), penalty=data.get("penalty", ""), chained=data.get("chained", False))
+                   copied=data.get("copied", ""), penalty=data.get("penalty", ""), chained=data.get("chained", False),
+                   likeness=CopyCheck.from_dict(data["likeness"]) if data.get("likeness") else None)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "signature": self.signature, "status": self.status,
                 "points": self.points, "max_points": 1, "correct": self.correct, "total": self.total,
                 "failure": self.failure, "note": self.note, "npseq_calls": list(self.npseq_calls),
                 "copied": self.copied, "penalty": self.penalty, "chained": self.chained,
+                "likeness": self.likeness.to_dict() if self.likeness else None,
                 "problems": [dataclasses.asdict(p) for p in self.problems],
                 "tensors": [row.to_dict() for row in self.rows]}
 
@@ -209,8 +216,15 @@ class GradeReport:
 
     @property
     def flagged(self) -> bool:
-        """True when the file imports, names or calls npseq's own backward functions."""
-        return bool(self.honesty) or any(f.npseq_calls or f.copied for f in self.functions)
+        """True when the file imports, names or calls npseq's own backward functions, or a function is a copy."""
+        return bool(self.flag_reasons)
+
+    @property
+    def flag_reasons(self) -> list:
+        """Why the file is flagged, one short line each: ``gru_step_backward: 98% of its code is in ...``."""
+        reasons = [f"{f.name}: called {', '.join(f.npseq_calls)}" for f in self.functions if f.npseq_calls]
+        reasons += [f"{f.name}: {f.likeness.summary()}" for f in self.functions if f.copied and f.likeness]
+        return reasons + [f"the file {line.split(': ', 1)[-1]}" for line in self.honesty]
 
     @property
     def names(self) -> tuple:
@@ -229,11 +243,14 @@ class GradeReport:
         called = sorted({name for f in self.functions for name in f.npseq_calls})
         verdict = ("functions that use it score 0 (policy zero)" if self.policy == "zero" else
                    "the score is unchanged; the instructor decides")
-        lines = [f"honesty note ({verdict}): this file uses npseq's own backward functions"]
+        lines = [f"honesty note ({verdict}): this file uses npseq's own code"]
         lines += [f"   {line}" for line in self.honesty]
         if called:
             lines.append(f"   called while graded: {', '.join(called)}")
-        lines += [f"   {f.name} is, names and constants aside, {f.copied}" for f in self.functions if f.copied]
+        for function in self.functions:
+            if function.copied and function.likeness:
+                lines.append(f"   {function.name}: {function.likeness.summary()}; the lines they share:")
+                lines += function.likeness.side_by_side()
         return lines
 
     def table(self) -> str:
@@ -254,7 +271,8 @@ class GradeReport:
         """The report as plain JSON data (``--format json``)."""
         return {"file": self.path, "score": self.score, "points": self.points, "max_points": len(self.functions),
                 "all_correct": self.ok, "execution_time": round(self.seconds, 3),
-                "flagged": self.flagged, "honesty": self.honesty, "policy": self.policy, "notes": self.notes,
+                "flagged": self.flagged, "flagged_because": self.flag_reasons, "honesty": self.honesty,
+                "policy": self.policy, "notes": self.notes,
                 "exercises": [f.to_dict() for f in self.functions]}
 
     def __str__(self) -> str:
