@@ -195,7 +195,7 @@ class ClassReport:
             for pair in self.pairs[:NAMED_AT_MOST]:
                 lines.append(f"   {pair.first} ~ {pair.second}: {pair.exercise}, {pair.check.score:.0%} of "
                              f"{pair.first}'s own code is in {pair.second}'s")
-                lines += pair.check.side_by_side()
+                lines += pair.check.side_by_side(names=(pair.first, pair.second))
             if len(self.pairs) > NAMED_AT_MOST:
                 lines.append(f"   (and {len(self.pairs) - NAMED_AT_MOST} more; the JSON report's similar_pairs "
                              "have them all)")
@@ -381,6 +381,8 @@ def _compared(submissions: list, students: list, exercises: tuple) -> list:
     for pair in pairs:
         for one, other in ((pair.first, pair.second), (pair.second, pair.first)):
             by_name[one].similar_to.append(f"{other}: {pair.exercise} {pair.check.score:.0%}")
+            by_name[one].flagged_because.append(f"{pair.exercise}: shares {pair.check.score:.0%} of "
+                                                f"{pair.first}'s code with {pair.second}")
             by_name[one].flagged = True
     return pairs
 

@@ -70,13 +70,13 @@ class CopyCheck:
             return "shares no code with any text it could be copied from"
         return f"{self.score:.0%} of its code is in {self.source}"
 
-    def side_by_side(self, indent: str = "      ") -> list:
-        """The shared stretches as two columns, the learner's on the left."""
+    def side_by_side(self, indent: str = "      ", names: tuple = ("yours", "theirs")) -> list:
+        """The shared stretches as two columns, the learner's on the left; ``names`` head the two columns."""
         out = []
         for shared in self.lines:
             left, right = shared.your_text.splitlines(), shared.their_text.splitlines()
-            yours = f"yours, {shared.your_place}" if shared.your_place else f"yours, line {_span(shared.yours)}"
-            out.append(f"{indent}{yours:<{SHOWN_WIDTH}} | theirs, line {_span(shared.theirs)}")
+            yours = f"{names[0]}, {shared.your_place or 'line ' + _span(shared.yours)}"
+            out.append(f"{indent}{yours:<{SHOWN_WIDTH}} | {names[1]}, line {_span(shared.theirs)}")
             for number in range(max(len(left), len(right))):
                 mine = left[number] if number < len(left) else ""
                 other = right[number] if number < len(right) else ""
