@@ -58,7 +58,8 @@ class FunctionGrade:
     cases: tuple = ()                          # the case labels, in grading order
     note: str = ""
     failure: str = ""                          # one line starting with one of FAILURES: it scored 0 as a whole
-    npseq_calls: tuple = ()                    # npseq backward functions its code called while graded
+    npseq_calls: tuple = ()                    # npseq backward functions its code ran while graded (the watch's)
+    evasions: tuple = ()                       # how its code switched the grader's watch off or reached around it
     copied: str = ""                           # what its code is, after normalisation, a copy of (npseq's own)
     penalty: str = ""                          # why the honesty policy "zero" gives it 0 points
     chained: bool = False                      # its tensors are one chain's links, in the order the backward runs
@@ -158,12 +159,14 @@ class FunctionGrade:
         return cls(data["name"], data["signature"], attempted=data["status"] != "not attempted", rows=rows,
                    problems=[CaseProblem(**problem) for problem in data["problems"]], total=data["total"],
                    note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]),
-                   copied=data.get("copied", ""), penalty=data.get("penalty", ""), chained=data.get("chained", False))
+                   evasions=tuple(data.get("evasions", ())), copied=data.get("copied", ""),
+                   penalty=data.get("penalty", ""), chained=data.get("chained", False))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "signature": self.signature, "status": self.status,
                 "points": self.points, "max_points": 1, "correct": self.correct, "total": self.total,
                 "failure": self.failure, "note": self.note, "npseq_calls": list(self.npseq_calls),
+                "evasions": list(self.evasions),
                 "copied": self.copied, "penalty": self.penalty, "chained": self.chained,
                 "problems": [dataclasses.asdict(p) for p in self.problems],
                 "tensors": [row.to_dict() for row in self.rows]}
@@ -209,8 +212,8 @@ class GradeReport:
 
     @property
     def flagged(self) -> bool:
-        """True when the file imports, names or calls npseq's own backward functions."""
-        return bool(self.honesty) or any(f.npseq_calls or f.copied for f in self.functions)
+        """True when the file imports, names or calls npseq's own backward functions, or reaches around the watch."""
+        return bool(self.honesty) or any(f.npseq_calls or f.evasions or f.copied for f in self.functions)
 
     @property
     def names(self) -> tuple:
@@ -233,6 +236,9 @@ class GradeReport:
         lines += [f"   {line}" for line in self.honesty]
         if called:
             lines.append(f"   called while graded: {', '.join(called)}")
+        evasions = sorted({what for f in self.functions for what in f.evasions})
+        if evasions:
+            lines.append(f"   reached around the grader's watch while graded: {', '.join(evasions)}")
         lines += [f"   {f.name} is, names and constants aside, {f.copied}" for f in self.functions if f.copied]
         return lines
 
