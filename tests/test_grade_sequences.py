@@ -28,8 +28,11 @@ def test_every_exercise_can_be_solved_from_its_docstring_without_npseq_backward(
     report = grade_file(path, sets=["classic"])
     assert [f.name for f in report.functions] == names_of_sets(["classic"]) and set(SEQUENCE_NAMES) <= set(NAMES)
     assert report.ok and report.score == 100.0, report
-    # no npseq backward called or imported; and the copy check knows the sheet's solutions for npseq's own
-    assert report.honesty == [] and all(not f.npseq_calls for f in report.functions)
+    # no npseq backward called or imported: the watch sees only the key's own code, which is npseq's (the sheet's
+    # solutions, and masked_softmax_backward's one line); and the copy check knows the sheet's solutions too
+    assert report.honesty == [] and all(not f.evasions for f in report.functions)
+    assert all(len(f.npseq_calls) == 1 and f.npseq_calls[0].endswith(f"{f.name} (rebuilt from its source)")
+               for f in report.functions)
     copies = {f.name: f.copied for f in report.functions}
     assert copies.pop("masked_softmax_backward").startswith("npseq's own")  # one line, the same as npseq's
     assert set(copies.values()) == {"the solution in npseq's exercise sheet"}
