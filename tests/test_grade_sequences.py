@@ -28,9 +28,10 @@ def test_every_exercise_can_be_solved_from_its_docstring_without_npseq_backward(
     report = grade_file(path, sets=["classic"])
     assert [f.name for f in report.functions] == names_of_sets(["classic"]) and set(SEQUENCE_NAMES) <= set(NAMES)
     assert report.ok and report.score == 100.0, report
-    # no npseq backward called or imported; and the copy check knows the key: each function long enough to judge
-    # is named a copy of it (or of npseq's source, which it matches as closely), the short ones are not judged
-    assert report.honesty == [] and all(not f.npseq_calls for f in report.functions)
+    # no npseq backward called, imported or rebuilt at run time (the key's functions are the file's own text, which
+    # the copy check judges): each function long enough to judge is named a copy of the key (or of npseq's source,
+    # which it matches as closely), the short ones are not judged
+    assert report.honesty == [] and all(not f.npseq_calls and not f.evasions for f in report.functions)
     assert all(f.likeness.too_short or f.copied for f in report.functions), report
     assert report["masked_softmax_backward"].likeness.too_short  # one line, the same as npseq's: never judged
     assert any(f.copied.startswith("the solutions key") for f in report.functions)

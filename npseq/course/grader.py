@@ -38,7 +38,9 @@ wrong number of arrays, scores 0 for all its tensors; a ``NotImplementedError`` 
 reported as "not implemented". A name the file does not define is "not attempted".
 
 **Honesty.** A submission that imports or calls npseq's own backward functions is
-flagged (:mod:`npseq.course.honesty`); the score is unchanged.
+flagged (:mod:`npseq.course.honesty` reads the file; :mod:`npseq.course.watch`, in the
+child, sees npseq's backward run and the watch switched off or reached around); the score
+is unchanged unless the policy is ``"zero"``.
 """
 from __future__ import annotations
 
@@ -50,10 +52,11 @@ import time
 from .. import backend
 from ..gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
 from ..samples import normal
+from . import watch
 from .cases import Case, seed_of
 from .copies import closest_copy
 from .exercise import Exercise
-from .honesty import NpseqCallWatch, scan_imports, scan_indirection
+from .honesty import scan_imports, scan_indirection
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
@@ -86,8 +89,9 @@ def _numerical_grads(case: Case, douts, variant: int = 0) -> dict:
 
 
 def _call(fn, case: Case, douts, variant: int = 0):
-    """Run ``fn`` on a fresh forward's cache and copies of the upstream gradients (it may edit either)."""
-    *_, cache = case.forward(**case.make_inputs(variant))
+    """Run ``fn`` on a fresh forward's cache and copies of the upstream gradients (it may edit either). The forward is
+    npseq's own (:func:`npseq.course.watch.npseq_own`): a loss's forward computes its gradient too."""
+    *_, cache = watch.npseq_own(case.forward, **case.make_inputs(variant))
     return case.call(fn, tuple(d.copy() for d in douts), cache)
 
 
@@ -243,19 +247,19 @@ def capped(text, limit: int = MAX_MESSAGE_CHARS) -> str:
 
 # ------------------------------------------------ in the child: run, answer with arrays
 def _load_in_child(submission: Submission, channel: Channel):
-    """Import the learner's file under the honesty watch; the module, or ``None`` after saying why not."""
-    watch = NpseqCallWatch()
-    watch.install()
+    """Import the learner's file under the honesty watch, which stays on for the child's life (it sends what it sees
+    on ``channel`` at once, :mod:`npseq.course.watch`); the module, or ``None`` after saying why not."""
+    watch.start(channel.write_fd, roots=(_serve_exercise, _serve_listing), learners_file=submission.path)
     try:
-        return load_submission(submission), watch
+        return load_submission(submission)
     except SubmissionError as exc:
         channel.send(Message({"kind": "unloadable", "message": capped(exc, 4 * MAX_MESSAGE_CHARS)}))
-        return None, watch
+        return None
 
 
 def _serve_listing(submission: Submission, channel: Channel) -> None:
     """In a child: import the file and say which exercise names it defines."""
-    module, _ = _load_in_child(submission.moved_to(os.getcwd()), channel)
+    module = _load_in_child(submission.moved_to(os.getcwd()), channel)
     if module is not None:
         channel.send(Message({"kind": "loaded", "defined": [name for name in NAMES if hasattr(module, name)]}))
 
@@ -290,12 +294,12 @@ def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None
 
     Each request names a case and carries the upstream gradients; the child runs npseq's
     forward on the case's seeded inputs, hands the cache to the learner's function and sends
-    back what it returned (:func:`_returned`), what it raised, or that it called ``sys.exit``,
-    with the npseq backward functions it called (the watch's record; the grader trusts it for
-    nothing but a note).
+    back what it returned (:func:`_returned`), what it raised, or that it called ``sys.exit``.
+    The watch sends its records on the same channel as it sees them, from the import on.
     """
     submission = submission.moved_to(os.getcwd())  # the child's scratch folder: where its frames say it is
-    module, watch = _load_in_child(submission, channel)
+    call, returned = _call, _returned  # the grader's own, before the learner's file can replace the module's names
+    module = _load_in_child(submission, channel)
     if module is None:
         return
     fn = getattr(module, name, None)
@@ -309,10 +313,9 @@ def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None
         if request.header.get("kind") != "call":
             return
         case = exercise.cases[int(request.header["case"])]
-        watch.calls.clear()
         try:
             variant = int(request.header.get("variant", 0))
-            answer = _returned(_call(functools.partial(watch.run, fn), case, request.arrays, variant), exercise.grads)
+            answer = returned(call(fn, case, request.arrays, variant), exercise.grads)
         except NotImplementedError as exc:
             answer = Message({"kind": "raised", "problem": "not implemented",
                               "message": capped(describe(exc, submission))})
@@ -321,7 +324,7 @@ def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None
                                                                  f"{learner_line(exc, submission)}")})
         except Exception as exc:  # MemoryError included: the case's error, not the child's end
             answer = Message({"kind": "raised", "problem": "error", "message": capped(describe(exc, submission))})
-        channel.send(Message({**answer.header, "npseq_calls": sorted(watch.calls)}, answer.arrays))
+        channel.send(answer)
         if answer.header["kind"] == "exit":
             return
 
@@ -331,16 +334,29 @@ class _ChildFailed(Exception):
     """The child stopped answering: a time limit, a crash, an exit, or something that is not an answer."""
 
 
-def _ask(child: Child, deadline: float, what: str, header: dict, arrays=()) -> Message:
+def _ask(child: Child, deadline: float, what: str, header: dict, arrays=(), records: dict | None = None) -> Message:
+    """Send ``header`` (if any) and the child's answer; the watch's records that come before it go into ``records``
+    (kind -> set of what it saw, at most :data:`npseq.course.watch.MAX_RECORDS` of each kind)."""
     try:
         if header:
             child.channel.send(Message(header, tuple(backend.to_numpy(a) for a in arrays)))
-        return child.channel.receive(deadline)
+        while True:
+            reply = child.channel.receive(deadline)
+            kind = reply.header.get("kind")
+            if kind not in watch.KINDS:
+                return reply
+            seen = (records if records is not None else {}).setdefault(kind, set())
+            if len(seen) < watch.MAX_RECORDS:
+                seen.add(capped(reply.header.get("what", "?"), 200))
     except Deadline:
         raise _ChildFailed(f"time limit: {what} did not finish within {child.limits.timeout:g} s "
                            "(an endless loop?)") from None
     except (EOFError, BrokenPipeError, OSError):
-        raise _ChildFailed(describe_end(child.exit_status(wait=5.0), what)) from None
+        status = child.exit_status(wait=5.0)
+        if status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == watch.WATCH_EXIT:
+            raise _ChildFailed(f"crashed: the process running {what} replaced its channel to the grader while "
+                               "npseq's code ran (the watch ended it)") from None
+        raise _ChildFailed(describe_end(status, what)) from None
     except ChannelError as exc:
         raise _ChildFailed(f"crashed: the process running {what} sent something that is not an answer ({exc})") \
             from None
@@ -367,26 +383,24 @@ def _learner_grads(reply: Message, names: tuple):
     return tuple(_given(reply, index) for index in range(len(names)))
 
 
-def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int, variant: int, ask) -> set:
-    """Grade ``exercise`` in one case (the numbers of its ``variant``) through ``ask(header, arrays)``; returns the
-    npseq functions it called."""
+def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int, variant: int, ask) -> None:
+    """Grade ``exercise`` in one case (the numbers of its ``variant``) through ``ask(header, arrays)``."""
     outputs = case.forward(**case.make_inputs(variant))[:case.outputs]
     # a loss function returns dLoss/dx itself: the upstream gradient of its loss is 1
     douts = tuple(backend.xp.ones_like(out) for out in outputs) if case.returns_loss else \
         _upstream(outputs, seed_of(case.seed, variant))
     reply = ask({"kind": "call", "case": index, "variant": variant}, douts)
-    called = {str(name)[:200] for name in reply.header.get("npseq_calls", [])[:50]}
     kind = reply.header.get("kind")
     if kind == "exit":
         raise _ChildFailed(capped(reply.header.get("message", "sys.exit")))
     if kind == "raised":
         problem = "not implemented" if reply.header.get("problem") == "not implemented" else "error"
         grade.problems.append(CaseProblem(case.label, problem, capped(reply.header.get("message", ""))))
-        return called
+        return
     grads = _learner_grads(reply, exercise.grads) if kind == "returned" else None
     if grads is None:
         grade.problems.append(CaseProblem(case.label, "error", capped(reply.header.get("message", "no answer"))))
-        return called
+        return
     numeric = _numerical_grads(case, douts, variant)
     targets = case.wrt
     if case.returns_loss:  # the loss itself is checked against the forward's value
@@ -407,7 +421,6 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
                                                row.first_wrong_step, time_axes[name])
             row.problem += f"; {step_report(row.first_wrong_step, steps, source)}"
         grade.rows.append(row)
-    return called
 
 
 def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, quiet: bool,
@@ -420,12 +433,12 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
     child = spawn(functools.partial(_serve_exercise, submission, exercise.name), limits,
                   submission.scratch_files(), hidden=submission.folders() + limits.private)
     waited = [0.0]  # the child's time: what the grader spends between its answers (finite differences) is not
-    called = set()
+    records = {}  # what the watch saw, from the import on: all of it belongs to this function
 
     def ask(header, arrays=()):
         asked = time.monotonic()
         try:
-            return _ask(child, asked + limits.timeout - waited[0], exercise.name, header, arrays)
+            return _ask(child, asked + limits.timeout - waited[0], exercise.name, header, arrays, records)
         finally:
             waited[0] += time.monotonic() - asked
 
@@ -441,7 +454,7 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
             grade.failure = "crashed: the child's first answer was not that it was ready"
         else:
             for index, (case, variant) in enumerate(zip(exercise.cases, variants)):
-                called |= _grade_case(grade, exercise, case, index, variant, ask)
+                _grade_case(grade, exercise, case, index, variant, ask)
     except _ChildFailed as exc:
         grade.failure = str(exc)
     finally:
@@ -450,9 +463,12 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
     if printed:
         print(f"--- what {exercise.name} printed while graded ---\n{printed}", end="" if printed.endswith("\n") else
               "\n", file=sys.stderr if quiet else sys.stdout, flush=True)
-    grade.npseq_calls = tuple(sorted(called))
-    if grade.npseq_calls:
-        grade.note = f"honesty: its code called npseq's own {', '.join(grade.npseq_calls)}"
+    grade.npseq_calls = tuple(sorted(records.get("watched", ())))
+    grade.evasions = tuple(sorted(records.get("evaded", ())))
+    notes = [f"honesty: its code called npseq's own {', '.join(grade.npseq_calls)}"] if grade.npseq_calls else []
+    if grade.evasions:
+        notes.append(f"honesty: its code reached around the grader's watch: {', '.join(grade.evasions)}")
+    grade.note = "; ".join(notes)
     return grade
 
 
@@ -484,11 +500,13 @@ def _defined_names(submission: Submission, limits: Limits) -> list:
 def _load_what_children_use(exercises: list) -> None:
     """Run, in the grader, what a child will run of npseq's (a case's inputs and forward, the pipe's encoding),
     so that every module it needs is loaded before the fork: NumPy loads some on first use (``numpy.random``),
-    and a child running as another user may not be allowed to read them from the grader's installation."""
+    and a child running as another user may not be allowed to read them from the grader's installation; and work
+    out what the honesty watch looks for (:func:`npseq.course.watch.prepare`)."""
     for exercise in exercises:
         case = exercise.cases[0]
         case.forward(**case.make_inputs())
     Channel.round_trip(Message({"kind": "ready"}, (backend.numpy.zeros(2),)))
+    watch.prepare()  # what the watch looks for, once for all the children
 
 
 def grade_file(path: str, only=None, *, sets=None, timeout: float = DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
@@ -560,14 +578,15 @@ def grade_file(path: str, only=None, *, sets=None, timeout: float = DEFAULT_TIME
 
 
 def _judged(grade: FunctionGrade, exercise: Exercise, submission: Submission, policy: str) -> FunctionGrade:
-    """The honesty verdict on one graded function: is its code npseq's own, called while graded, or copied from a
-    text a learner could copy (:func:`~npseq.course.copies.closest_copy`, above the size floor and the threshold)?"""
+    """The honesty verdict on one graded function: is its code npseq's own, seen running or the watch reached around
+    while graded, or copied from a text a learner could copy (:func:`~npseq.course.copies.closest_copy`, above the
+    size floor and the threshold)?"""
     source = submission.source.decode("utf-8", "replace") if isinstance(submission.source, bytes) else submission.source
     grade.likeness = closest_copy(source, exercise.name, submission.place if submission.where else None)
     if grade.likeness is not None and grade.likeness.copied:
         grade.copied = grade.likeness.source
         grade.note = "; ".join(filter(None, [grade.note, f"honesty: {grade.likeness.summary()}"]))
-    if policy == "zero" and (grade.copied or grade.npseq_calls):
+    if policy == "zero" and (grade.copied or grade.npseq_calls or grade.evasions):
         grade.penalty = "honesty, policy zero: npseq's own code"
     return grade
 

@@ -1,18 +1,15 @@
 """The honesty watch: does a submission hand in npseq's own backward instead of its own work?
 
-Three looks: :func:`scan_imports` reads the file (without running it) for lines that import
+Looks that read the file: :func:`scan_imports` (without running it) for lines that import
 or name one of npseq's backward functions; :func:`scan_indirection` for lines that reach code
-by a name or a text built at run time, as a file hiding from the watch must; and
-:class:`NpseqCallWatch` records, while the learner's function runs in its sandbox, every call it
-makes into one of them, however the name was built (a record the grader trusts for nothing but
-a note: code in the same process could hide from it, which the reading in the grader sees).
-None changes the score: the instructor decides.
+by a name or a text built at run time, as a file hiding from the watch must. A function
+copied and disguised is the copy check's (:mod:`npseq.course.copies`). The runtime watch, which
+sees npseq's backward run while the learner's code runs, is :mod:`npseq.course.watch`.
+None changes the score but under the policy ``"zero"``: the instructor decides.
 """
 from __future__ import annotations
 
 import ast
-import functools
-import sys
 
 from .. import functional as F
 from .sheet import EXERCISES, NAMES
@@ -26,68 +23,6 @@ def npseq_backward_names() -> tuple:
     names = {name for name in dir(F) if name.endswith("_backward") and callable(getattr(F, name))}
     engines = {exercise.engine.__name__ for exercise in EXERCISES}
     return tuple(sorted(names | engines | {"softmax_loss", "temporal_softmax_loss"} | set(NAMES)))
-
-
-WATCHED = ("npseq.functional", "npseq.exercises", "npseq.course.sheet", "npseq.course.sets",
-           "npseq.course.references")
-"""The modules (and their submodules) whose backward functions the watch wraps."""
-
-
-def _watched_module(name: str) -> bool:
-    return any(name == watched or name.startswith(watched + ".") for watched in WATCHED)
-
-
-class NpseqCallWatch:
-    """Records which npseq backward functions the learner's code calls while it is graded.
-
-    Every module of :data:`WATCHED` gets its backward functions replaced by
-    wrappers before the learner's file is imported (so whatever the file imports is a
-    wrapper); a wrapper records its name only while :attr:`active` (during the learner's
-    call) and only for the outermost call (npseq's backward calling its own helpers is
-    not the learner's doing).
-    """
-
-    def __init__(self):
-        self.active = False
-        self.calls = set()
-        self._depth = 0
-
-    def install(self) -> None:
-        names = set(npseq_backward_names())
-        wrappers = {}
-        for module_name, module in list(sys.modules.items()):
-            if not _watched_module(module_name):
-                continue
-            for name in names & set(vars(module)):
-                original = getattr(module, name)
-                if id(original) not in wrappers:
-                    wrappers[id(original)] = self._wrap(original)
-                setattr(module, name, wrappers[id(original)])
-
-    def _wrap(self, original):
-        watch = self
-
-        # the wrapper's name and docstring are the original's, but not ``__wrapped__``: a submission must not
-        # reach past the watch to the function it records
-        @functools.wraps(original, updated=())
-        def recorded(*args, **kwargs):
-            if watch.active and watch._depth == 0:
-                watch.calls.add(f"{original.__module__}.{original.__name__}")
-            watch._depth += 1
-            try:
-                return original(*args, **kwargs)
-            finally:
-                watch._depth -= 1
-        del recorded.__wrapped__
-        return recorded
-
-    def run(self, fn, *args):
-        """Call the learner's ``fn`` with recording on."""
-        self.active = True
-        try:
-            return fn(*args)
-        finally:
-            self.active = False
 
 
 def scan_imports(submission: Submission) -> list:

@@ -60,7 +60,8 @@ class FunctionGrade:
     cases: tuple = ()                          # the case labels, in grading order
     note: str = ""
     failure: str = ""                          # one line starting with one of FAILURES: it scored 0 as a whole
-    npseq_calls: tuple = ()                    # npseq backward functions its code called while graded
+    npseq_calls: tuple = ()                    # npseq backward functions its code ran while graded (the watch's)
+    evasions: tuple = ()                       # how its code switched the grader's watch off or reached around it
     copied: str = ""                           # the text its code is a copy of (CopyCheck.copied), "" when none
     likeness: CopyCheck | None = None          # the copy check: the closest text a learner could copy, and how close
     penalty: str = ""                          # why the honesty policy "zero" gives it 0 points
@@ -163,13 +164,15 @@ class FunctionGrade:
         return cls(data["name"], data["signature"], attempted=data["status"] != "not attempted", rows=rows,
                    problems=[CaseProblem(**problem) for problem in data["problems"]], total=data["total"],
                    note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]),
-                   copied=data.get("copied", ""), penalty=data.get("penalty", ""), chained=data.get("chained", False),
+                   evasions=tuple(data.get("evasions", ())), copied=data.get("copied", ""),
+                   penalty=data.get("penalty", ""), chained=data.get("chained", False),
                    likeness=CopyCheck.from_dict(data["likeness"]) if data.get("likeness") else None)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "signature": self.signature, "status": self.status,
                 "points": self.points, "max_points": 1, "correct": self.correct, "total": self.total,
                 "failure": self.failure, "note": self.note, "npseq_calls": list(self.npseq_calls),
+                "evasions": list(self.evasions),
                 "copied": self.copied, "penalty": self.penalty, "chained": self.chained,
                 "likeness": self.likeness.to_dict() if self.likeness else None,
                 "problems": [dataclasses.asdict(p) for p in self.problems],
@@ -216,13 +219,16 @@ class GradeReport:
 
     @property
     def flagged(self) -> bool:
-        """True when the file imports, names or calls npseq's own backward functions, or a function is a copy."""
+        """True when the file imports, names or calls npseq's own backward functions, reaches around the watch, or a
+        function is a copy."""
         return bool(self.flag_reasons)
 
     @property
     def flag_reasons(self) -> list:
         """Why the file is flagged, one short line each: ``gru_step_backward: 98% of its code is in ...``."""
         reasons = [f"{f.name}: called {', '.join(f.npseq_calls)}" for f in self.functions if f.npseq_calls]
+        reasons += [f"{f.name}: reached around the watch: {', '.join(f.evasions)}" for f in self.functions
+                    if f.evasions]
         reasons += [f"{f.name}: {f.likeness.summary()}" for f in self.functions if f.copied and f.likeness]
         return reasons + [f"the file {line.split(': ', 1)[-1]}" for line in self.honesty]
 
@@ -247,6 +253,9 @@ class GradeReport:
         lines += [f"   {line}" for line in self.honesty]
         if called:
             lines.append(f"   called while graded: {', '.join(called)}")
+        evasions = sorted({what for f in self.functions for what in f.evasions})
+        if evasions:
+            lines.append(f"   reached around the grader's watch while graded: {', '.join(evasions)}")
         for function in self.functions:
             if function.copied and function.likeness:
                 lines.append(f"   {function.name}: {function.likeness.summary()}; the lines they share:")
