@@ -17,6 +17,7 @@ import os
 import sys
 
 from blas_threads import use_threads
+from seq2seq_step import TrainingStep
 
 
 def parse_args(argv=None):
@@ -35,7 +36,6 @@ ARGS = parse_args()
 use_threads(ARGS.threads)  # before NumPy loads
 
 import importlib  # noqa: E402
-import inspect  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -66,32 +66,20 @@ def export_version(version, index, into):
 
 
 class Trainer:
-    """One version's translator, loss and optimizer; ``step`` trains on one batch."""
+    """One version's translator trained by that version's own training step (``seq2seq_step.TrainingStep``:
+    its ``train_seq2seq_step``, as its ``npseq train`` runs it)."""
 
     def __init__(self, package):
-        self.package = package
         batches, src_vocab, tgt_vocab = package.data.load_data_nmt(64, 10, 600, path=ARGS.data, seed=0)
-        self.batches, self.bos_id = list(batches), tgt_vocab["<bos>"]
-        self.model = package.models.build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=ARGS.hidden,
-                                                  num_hiddens=ARGS.hidden, num_layers=2, dropout=0.1, seed=0)
-        self.loss_fn = package.nn.MaskedSoftmaxCELoss("d2l")
-        self.optimizer = package.optim.Adam(self.model.parameters(), lr=0.005)
+        self.batches = list(batches)
+        model = package.models.build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=ARGS.hidden,
+                                             num_hiddens=ARGS.hidden, num_layers=2, dropout=0.1, seed=0)
+        self.train_step = TrainingStep(package, model, tgt_vocab["<bos>"])
         self.next_batch = 0
-        # Versions whose decoder takes the target lengths get them, as their training step gives them.
-        self.packs = "valid_lens" in inspect.signature(self.model.decoder.forward).parameters
 
     def step(self):
-        X, X_len, Y, Y_len = self.batches[self.next_batch % len(self.batches)]
+        self.train_step(self.batches[self.next_batch % len(self.batches)])
         self.next_batch += 1
-        model = self.model
-        model.zero_grad()
-        state = model.encode(X, X_len)
-        tgt_in = self.package.train.teacher_forcing_inputs(Y, self.bos_id)
-        logits, _ = model.decoder(tgt_in, state, valid_lens=Y_len) if self.packs else model.decoder(tgt_in, state)
-        self.loss_fn(logits, Y, Y_len)
-        model.encoder.backward(*model.decoder.backward(self.loss_fn.backward()))
-        self.package.optim.clip_grad_norm(self.optimizer.params, 1.0)
-        self.optimizer.step()
 
 
 def time_rounds(trainers):

@@ -34,7 +34,10 @@ encoder masks padding the same way), additive attention with the key projection 
 once per batch, and a GRU decoder fed [context; embedding] at every step. One difference
 is npseq's own and deliberate: its decoder is given the target lengths, as npseq's training
 step gives them, and runs packed (step t only for the sentences longer than t), where the
-twin, like d2l, runs every sentence at every step and masks the loss. The loss and the
+twin, like d2l, runs every sentence at every step and masks the loss. npseq's side is its
+training step itself (``seq2seq_step.TrainingStep``: ``npseq.train.train_seq2seq_step``, which
+runs the decoder's packed twin); the readable reference loop is timed once more beside it,
+labelled as such. The loss and the
 gradients are the same either way; the roofline's products-only bound counts the valid positions only.
 """
 import argparse
@@ -66,6 +69,7 @@ def parse_args(argv=None):
 ARGS = parse_args()
 use_threads(ARGS.threads)  # before NumPy loads
 
+import copy  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -73,45 +77,25 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+import npseq  # noqa: E402
 from npseq.data import load_data_nmt  # noqa: E402
 from npseq.data.datasets import DatasetMissing, corpus_file  # noqa: E402
 from npseq.models import build_seq2seq  # noqa: E402
-from npseq.nn import MaskedSoftmaxCELoss, to_torch_state_dict  # noqa: E402
-from npseq.optim import Adam, clip_grad_norm  # noqa: E402
-from npseq.train import teacher_forcing_inputs  # noqa: E402
+from npseq.nn import to_torch_state_dict  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from roofline import bahdanau_products, elementwise_flops, time_products  # noqa: E402
-
-PHASES = ("encoder", "decoder", "loss", "backward", "optimizer")
+from seq2seq_step import PHASES, TrainingStep  # noqa: E402
 
 
 # ------------------------------------------------------------------ npseq
 class NpseqRunner:
-    def __init__(self, model, bos_id):
-        self.model, self.bos_id = model, bos_id
-        self.loss_fn = MaskedSoftmaxCELoss("d2l")
-        self.optimizer = Adam(model.parameters(), lr=0.005)
+    """npseq's training step as ``npseq train`` runs it (:class:`seq2seq_step.TrainingStep`: through
+    ``train_seq2seq_step``, the decoder's packed twin, phases read off as it runs)."""
 
-    def step(self, batch, phases):
-        X, X_len, Y, Y_len = batch
-        model = self.model
-        t0 = time.perf_counter()
-        model.zero_grad()
-        state = model.encode(X, X_len)
-        t1 = time.perf_counter()
-        logits, _ = model.decoder(teacher_forcing_inputs(Y, self.bos_id), state, valid_lens=Y_len)
-        t2 = time.perf_counter()
-        self.loss_fn(logits, Y, Y_len)
-        t3 = time.perf_counter()
-        model.encoder.backward(*model.decoder.backward(self.loss_fn.backward()))
-        t4 = time.perf_counter()
-        clip_grad_norm(self.optimizer.params, 1.0)
-        self.optimizer.step()
-        t5 = time.perf_counter()
-        for name, seconds in zip(PHASES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
-            phases[name] += seconds
-        return float(self.loss_fn.nll_sum) / self.loss_fn.num_tokens
+    def __init__(self, model, bos_id):
+        self.model = model
+        self.step = TrainingStep(npseq, model, bos_id)
 
 
 # ------------------------------------------------------------------ torch
@@ -317,6 +301,24 @@ def compare_curves(hidden, torch, num_batches, num_steps=10):
     return a, b
 
 
+def print_reference_loop(ours, batches, packed_seconds):
+    """What the decoder's readable reference loop (``Decoder.forward``, what the tutorials print) costs against the
+    packed twin training runs: the same step on a copy of the model with ``fast_decoder = False``."""
+    model = copy.deepcopy(ours.model)
+    model.fast_decoder = False
+    step, stream = TrainingStep(npseq, model, ours.step.bos_id), batch_stream(batches)
+    step(next(stream))  # warm-up
+    runs = []
+    for _ in range(max(3, ARGS.runs // 2)):
+        start = time.perf_counter()
+        for _ in range(ARGS.batches):
+            step(next(stream))
+        runs.append((time.perf_counter() - start) / ARGS.batches)
+    loop = statistics.median(runs)
+    print(f"  npseq's readable reference loop (fast_decoder = False, not what training runs): {loop * 1e3:.2f} "
+          f"ms/batch, {loop / packed_seconds:.2f} times the packed twin's")
+
+
 def print_roofline(model, hidden, num_steps, phase_seconds, batches):
     """The products-only bound of these batches on this machine, and the fraction each implementation reaches.
 
@@ -432,6 +434,7 @@ def main():
             print(f"  {name:6} {statistics.median(speeds[name]):>9.0f} {sum(median_split.values()) * 1e3:>9.2f}  "
                   + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}")
         medians = {name: {p: statistics.median(s[p] for s in phases[name]) for p in PHASES} for name in names}
+        print_reference_loop(ours, batches, sum(medians["npseq"].values()))
         print_roofline(ours.model, hidden, num_steps, medians, batches)
         if torch is not None:
             ratio = statistics.median(speeds["npseq"]) / statistics.median(speeds["torch"])

@@ -1,0 +1,97 @@
+"""The training step the benchmarks time: ``npseq train``'s own, with its phases read off as it runs.
+
+A benchmark that builds its own step can drift from the one training runs: after the decoder
+gained a packed fast twin, the benchmarks went on timing ``model.decoder(...)``, the readable
+reference loop, while ``train_seq2seq`` ran the twin through ``EncoderDecoder.forward``, and
+the published numbers were another code path's. So :class:`TrainingStep` calls
+:func:`npseq.train.train_seq2seq_step` itself, the very function every epoch of ``npseq
+train`` calls, and times its phases by timing, for the duration of one call, the functions
+that step calls:
+
+* ``encoder``: ``model.encode``;
+* ``decoder``: ``npseq.models.encoder_decoder.packed_forward``, the decoder's packed twin (or the
+  decoder's ``forward``, the reference loop, when the model runs that: ``model.fast_decoder = False``);
+* ``loss``: the loss's ``forward``;
+* ``backward``: ``model.backward`` (the decoder's backward, then the encoder's);
+* ``optimizer``: the rest of the step (clipping, Adam).
+
+A phase that the step did not enter is an error, not a zero: a benchmark whose step stops
+reaching the decoder it claims to time says so (``tests/test_benchmarks.py`` holds it to
+training: the same loss and gradients as ``train_seq2seq_step`` on one batch, through it).
+"""
+import contextlib
+import time
+
+PHASES = ("encoder", "decoder", "loss", "backward", "optimizer")
+
+
+class PhaseMissed(RuntimeError):
+    """The training step ran without entering a phase the benchmark times: it times another path."""
+
+
+class TrainingStep:
+    """``npseq.train.train_seq2seq_step`` on one model, its loss (d2l's by default) and Adam, phases timed.
+
+    Args:
+        npseq: the npseq package to train with (``bench_ab`` passes another revision's copy).
+        model: an ``EncoderDecoder`` of that package.
+        bos_id: the target vocabulary's ``<bos>``.
+    """
+
+    def __init__(self, npseq, model, bos_id: int, loss: str = "d2l", lr: float = 0.005, clip: float = 1.0):
+        import importlib
+        self.npseq, self.model, self.bos_id, self.clip = npseq, model, bos_id, clip
+        self.train = importlib.import_module(f"{npseq.__name__}.train")
+        self.loss_fn = importlib.import_module(f"{npseq.__name__}.nn").MaskedSoftmaxCELoss(loss)
+        self.optimizer = importlib.import_module(f"{npseq.__name__}.optim").Adam(model.parameters(), lr=lr)
+        self.module = importlib.import_module(f"{npseq.__name__}.models.encoder_decoder")
+
+    def __call__(self, batch, phases: dict | None = None) -> float:
+        """One update on ``batch``; adds each phase's seconds into ``phases``. Returns the per-token loss."""
+        seconds = dict.fromkeys(PHASES, 0.0)
+        with self._timed(seconds):
+            start = time.perf_counter()
+            _, nll_sum, num_tokens, _ = self.train.train_seq2seq_step(self.model, self.loss_fn, self.optimizer, batch,
+                                                                    self.bos_id, self.clip)
+            total = time.perf_counter() - start
+        missed = [name for name in PHASES[:-1] if seconds[name] == 0.0]
+        if missed:
+            raise PhaseMissed(f"the training step never entered {missed}: this benchmark times another path than "
+                              "npseq.train.train_seq2seq_step runs")
+        seconds["optimizer"] = total - sum(seconds[name] for name in PHASES[:-1])
+        if phases is not None:
+            for name in PHASES:
+                phases[name] += seconds[name]
+        return nll_sum / num_tokens
+
+    @contextlib.contextmanager
+    def _timed(self, seconds: dict):
+        """For one call of the step: the functions it calls, each behind a timer of its phase (put back after)."""
+        model, decoder = self.model, self.model.decoder
+        fast = getattr(model, "fast_decoder", False)
+        patches = [(model, "encode", "encoder"), (self.loss_fn, "forward", "loss"), (model, "backward", "backward")]
+        patches.append((self.module, "packed_forward", "decoder") if fast else (decoder, "forward", "decoder"))
+        saved = []
+        for owner, name, phase in patches:
+            original = getattr(owner, name)
+            saved.append((owner, name, name in vars(owner)))
+            setattr(owner, name, _timer(original, seconds, phase))
+        try:
+            yield
+        finally:
+            for owner, name, had_own in saved:
+                if had_own:  # a module's function, or an attribute of the instance's own
+                    setattr(owner, name, getattr(owner, name).original)
+                else:  # a method of the class: the instance's timer goes
+                    delattr(owner, name)
+
+
+def _timer(function, seconds: dict, phase: str):
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            seconds[phase] += time.perf_counter() - start
+    timed.original = function
+    return timed
