@@ -13,11 +13,11 @@ so machine noise and cache warmth hit every version alike. Printed: the median t
 batch of each version and its speed relative to the first (> 1: faster).
 """
 import argparse
-import os
 import sys
 
 from blas_threads import use_threads
 from seq2seq_step import TrainingStep
+from versions import export_version
 
 
 def parse_args(argv=None):
@@ -35,34 +35,9 @@ def parse_args(argv=None):
 ARGS = parse_args()
 use_threads(ARGS.threads)  # before NumPy loads
 
-import importlib  # noqa: E402
-import shutil  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def export_version(version, index, into):
-    """Copy ``npseq/`` at ``version`` into ``into/npseq_v{index}`` and import it."""
-    name = f"npseq_v{index}"
-    if version == "WORKTREE":
-        shutil.copytree(os.path.join(REPO, "npseq"), os.path.join(into, name),
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    else:
-        staging = os.path.join(into, f"staging{index}")
-        os.makedirs(staging)
-        archive = subprocess.run(["git", "-C", REPO, "archive", version, "npseq"], capture_output=True)
-        if archive.returncode != 0:
-            sys.exit(f"bench_ab: version {version!r}: {archive.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", staging], input=archive.stdout, check=True)
-        os.rename(os.path.join(staging, "npseq"), os.path.join(into, name))
-    package = importlib.import_module(name)
-    for module in ("data", "models", "nn", "optim", "train"):
-        importlib.import_module(f"{name}.{module}")
-    return package
 
 
 class Trainer:

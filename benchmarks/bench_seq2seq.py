@@ -85,7 +85,7 @@ from npseq.nn import to_torch_state_dict  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from roofline import bahdanau_products, elementwise_flops, time_products  # noqa: E402
-from seq2seq_step import PHASES, TrainingStep  # noqa: E402
+from seq2seq_step import BOS, PHASES, SYNTHETIC_VOCAB, TrainingStep, synthetic_batches  # noqa: E402
 
 
 # ------------------------------------------------------------------ npseq
@@ -197,23 +197,6 @@ def timed_run(runner, stream, num_batches):
         runner.step(batch, phases)
         tokens += int(batch[3].sum())
     return tokens / (time.perf_counter() - start), {k: v / num_batches for k, v in phases.items()}
-
-
-SYNTHETIC_VOCAB = 200  # about the vocabularies of fra.txt's first 600 pairs (188 and 201 tokens)
-BOS = 2  # <bos> in the synthetic vocabulary (<unk> 0, <pad> 1, <bos> 2, <eos> 3, then the tokens)
-
-
-def synthetic_batches(num_steps, count=10, batch_size=64, seed=0):
-    """``count`` batches ``(X, X_len, Y, Y_len)`` of random tokens, lengths between ``T/2`` and ``T``."""
-    rng = np.random.default_rng(seed)
-    batches = []
-    for _ in range(count):
-        X = rng.integers(4, SYNTHETIC_VOCAB, (batch_size, num_steps))
-        Y = rng.integers(4, SYNTHETIC_VOCAB, (batch_size, num_steps))
-        X_len = rng.integers(max(num_steps // 2, 1), num_steps + 1, batch_size)
-        Y_len = rng.integers(max(num_steps // 2, 1), num_steps + 1, batch_size)
-        batches.append((X, X_len, Y, Y_len))
-    return batches
 
 
 def make_runners(hidden, torch, num_steps=10):

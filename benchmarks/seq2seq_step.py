@@ -18,6 +18,8 @@ that step calls:
 A phase that the step did not enter is an error, not a zero: a benchmark whose step stops
 reaching the decoder it claims to time says so (``tests/test_benchmarks.py`` holds it to
 training: the same loss and gradients as ``train_seq2seq_step`` on one batch, through it).
+
+Nothing here imports NumPy at load: the scripts that import it set their BLAS threads first.
 """
 import contextlib
 import time
@@ -95,3 +97,21 @@ def _timer(function, seconds: dict, phase: str):
             seconds[phase] += time.perf_counter() - start
     timed.original = function
     return timed
+
+
+SYNTHETIC_VOCAB = 200  # about the vocabularies of fra.txt's first 600 pairs (188 and 201 tokens)
+BOS = 2  # <bos> in the synthetic vocabulary (<unk> 0, <pad> 1, <bos> 2, <eos> 3, then the tokens)
+
+
+def synthetic_batches(num_steps, count=10, batch_size=64, seed=0):
+    """``count`` batches ``(X, X_len, Y, Y_len)`` of random tokens, lengths between ``T/2`` and ``T``."""
+    import numpy as np  # here, not above: a benchmark sets its BLAS threads before NumPy first loads
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(count):
+        X = rng.integers(4, SYNTHETIC_VOCAB, (batch_size, num_steps))
+        Y = rng.integers(4, SYNTHETIC_VOCAB, (batch_size, num_steps))
+        X_len = rng.integers(max(num_steps // 2, 1), num_steps + 1, batch_size)
+        Y_len = rng.integers(max(num_steps // 2, 1), num_steps + 1, batch_size)
+        batches.append((X, X_len, Y, Y_len))
+    return batches
