@@ -22,6 +22,7 @@ training: the same loss and gradients as ``train_seq2seq_step`` on one batch, th
 Nothing here imports NumPy at load: the scripts that import it set their BLAS threads first.
 """
 import contextlib
+import importlib
 import time
 
 PHASES = ("encoder", "decoder", "loss", "backward", "optimizer")
@@ -41,7 +42,6 @@ class TrainingStep:
     """
 
     def __init__(self, npseq, model, bos_id: int, loss: str = "d2l", lr: float = 0.005, clip: float = 1.0):
-        import importlib
         self.npseq, self.model, self.bos_id, self.clip = npseq, model, bos_id, clip
         self.train = importlib.import_module(f"{npseq.__name__}.train")
         self.loss_fn = importlib.import_module(f"{npseq.__name__}.nn").MaskedSoftmaxCELoss(loss)

@@ -20,7 +20,7 @@ import sys
 
 from .. import tutorials as tutorial_files
 from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
-from .similarity import SIZE_FLOOR, Code, code_of, compare, hint_formulas, is_copy
+from .similarity import SIZE_FLOOR, Code, code_of, compare, hint_formulas, is_copy, too_short
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,7 +60,7 @@ class CopyCheck:
 
     @property
     def too_short(self) -> bool:
-        return self.own < SIZE_FLOOR
+        return too_short(self.own)
 
     def summary(self) -> str:
         """One line: ``92% of its code is in tutorial 03 ...`` or ``too short to compare (31 tokens of its own)``."""
