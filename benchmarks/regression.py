@@ -18,8 +18,8 @@ working tree is faster); every ratio below :data:`SLOWER_AT` is named. The exit 
 whatever the ratios (a busy machine must not fail anyone: this informs, ``.ci/run`` prints it);
 2 when a revision cannot be read.
 
-"The last revision that landed": ``--against``; by default the branch's upstream if it has one,
-else ``HEAD`` when the working tree has changes of its own (what you are about to land), else
+"The last revision that landed": ``--against``; by default the branch's upstream if it has one
+other than ``HEAD``, else ``HEAD`` when the working tree has changes of its own (what you are about to land), else
 ``HEAD~1`` (a clean checkout, as CI's: the newest commit against its parent). The line above the
 table says which.
 """
@@ -67,7 +67,7 @@ def landed() -> tuple:
     if ARGS.against:
         return ARGS.against, "as asked (--against)"
     upstream = _git("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
-    if upstream:
+    if upstream and _git("rev-parse", upstream) != _git("rev-parse", "HEAD"):  # a fresh clone's is HEAD itself
         return upstream, "the branch's upstream"
     if _git("status", "--porcelain", "--untracked-files=no", "--", "npseq"):
         return "HEAD", "the last commit (the working tree's npseq/ has changes of its own)"
