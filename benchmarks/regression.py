@@ -10,8 +10,9 @@ rounds whose order flips every round, the same work on the same numbers:
 * ``train h=32`` and ``train h=256``: ``npseq train``'s own step (``seq2seq_step.TrainingStep``,
   which calls ``train_seq2seq_step``) on d2l's Bahdanau translator (2-layer GRU, batch 64,
   10 steps) over random token batches of fra.txt's vocabulary size: no corpus needed;
-* ``translate``: ``npseq translate``'s search, greedy decoding one sentence at a time
-  (``decode.greedy_search``) with the hidden-32 model, over 64 sentences.
+* ``translate``: what ``npseq translate`` runs for 64 sentences waiting on stdin, greedy, with
+  the hidden-32 model (``seq2seq_step.translate_waiting``: one batched search in a version that
+  has it, one ``decode.greedy_search`` per sentence in an older one).
 
 Printed: each version's median time per unit and the ratio landed/worktree (above 1: the
 working tree is faster); every ratio below :data:`SLOWER_AT` is named. The exit code is 0
@@ -53,7 +54,8 @@ import statistics  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-from seq2seq_step import BOS, SYNTHETIC_VOCAB, TrainingStep, synthetic_batches  # noqa: E402
+import numpy as np  # noqa: E402
+from seq2seq_step import BOS, SYNTHETIC_VOCAB, TrainingStep, synthetic_batches, translate_waiting  # noqa: E402
 
 EOS = 3  # <eos> in the synthetic vocabulary
 
@@ -86,16 +88,15 @@ class Version:
                                                  num_hiddens=hidden, num_layers=2, dropout=0.1, seed=0)
             self.steps[hidden] = TrainingStep(package, model, BOS)
         self.translator = self.steps[32].model
-        self.sentences = [list(X[row, :X_len[row]]) for X, X_len, _, _ in self.batches for row in range(len(X))]
+        self.sources = (np.concatenate([X for X, _, _, _ in self.batches])[:ARGS.sentences],
+                        np.concatenate([X_len for _, X_len, _, _ in self.batches])[:ARGS.sentences])
         self.next_batch = 0
 
     def run(self, workload: str) -> float:
         """Seconds per unit of ``workload``: a training batch, or a sentence translated."""
         start = time.perf_counter()
         if workload == "translate":
-            for sentence in self.sentences[:ARGS.sentences]:
-                self.package.decode.greedy_search(self.translator, self.package.backend.xp.asarray(sentence),
-                                                  bos_id=BOS, eos_id=EOS, max_len=10)
+            translate_waiting(self.package.decode, self.translator, *self.sources, bos_id=BOS, eos_id=EOS, max_len=10)
             return (time.perf_counter() - start) / ARGS.sentences
         step = self.steps[int(workload.split("=")[1])]
         for _ in range(ARGS.batches):

@@ -1,4 +1,5 @@
-"""The training step the benchmarks time: ``npseq train``'s own, with its phases read off as it runs.
+"""The training step the benchmarks time: ``npseq train``'s own, with its phases read off as it runs; and the
+search ``npseq translate`` runs over the lines waiting on its stdin.
 
 A benchmark that builds its own step can drift from the one training runs: after the decoder
 gained a packed fast twin, the benchmarks went on timing ``model.decoder(...)``, the readable
@@ -18,6 +19,9 @@ that step calls:
 A phase that the step did not enter is an error, not a zero: a benchmark whose step stops
 reaching the decoder it claims to time says so (``tests/test_benchmarks.py`` holds it to
 training: the same loss and gradients as ``train_seq2seq_step`` on one batch, through it).
+
+:func:`translate_waiting` is ``npseq translate``'s greedy search over the sentences waiting on
+stdin, as ``decode.translate_batch`` calls it (the same test holds the two together).
 
 Nothing here imports NumPy at load: the scripts that import it set their BLAS threads first.
 """
@@ -115,3 +119,13 @@ def synthetic_batches(num_steps, count=10, batch_size=64, seed=0):
         Y_len = rng.integers(max(num_steps // 2, 1), num_steps + 1, batch_size)
         batches.append((X, X_len, Y, Y_len))
     return batches
+
+
+def translate_waiting(decode, model, src, src_valid_lens, *, bos_id: int, eos_id: int, max_len: int) -> list:
+    """Greedy translations of the padded sources ``src`` ``(N, S)``, as ``npseq translate`` searches lines waiting
+    on its stdin: one batched search (``decode.beam_search_batch``, a beam of one without length penalty), or,
+    in a revision older than the batched search, ``decode.greedy_search`` one sentence at a time, as it did."""
+    search = dict(bos_id=bos_id, eos_id=eos_id, max_len=max_len)
+    if hasattr(decode, "beam_search_batch"):
+        return decode.beam_search_batch(model, src, src_valid_lens, beam_size=1, alpha=0.0, **search)
+    return [decode.greedy_search(model, sentence[:length], **search) for sentence, length in zip(src, src_valid_lens)]

@@ -138,6 +138,15 @@ def _source_batch(model, src):
     return src[None, :], backend.xp.asarray([src.shape[0]], dtype=src.dtype)
 
 
+def _padded_source_batch(model, src, src_valid_lens):
+    """``src`` ``(N, S)`` padded ids and ``src_valid_lens`` ``(N,)``, checked on the host, on the current backend."""
+    src, src_valid_lens = backend.to_numpy(src), backend.to_numpy(src_valid_lens)
+    check_ndim("src", src, 2, "(N, S)")
+    check_token_ids("src", src, model.encoder.vocab_size)
+    check_valid_lens("src_valid_lens", src_valid_lens, src.shape[:1], src.shape[1])
+    return backend.asarray(src), backend.asarray(src_valid_lens)
+
+
 @contextlib.contextmanager
 def _inference(model):
     """Eval mode and ``no_grad`` for the body; the model's training mode is restored after."""
@@ -208,13 +217,9 @@ def greedy_search_batch(model, src, src_valid_lens, *, bos_id: int, eos_id: int,
     """
     check_count("max_len", max_len, maximum=MAX_DECODE_LEN)
     _check_special_ids(model, bos_id, eos_id)
+    src, src_valid_lens = _padded_source_batch(model, src, src_valid_lens)
     with _inference(model):
         xp = backend.xp
-        src, src_valid_lens = backend.to_numpy(src), backend.to_numpy(src_valid_lens)
-        check_ndim("src", src, 2, "(N, S)")
-        check_token_ids("src", src, model.encoder.vocab_size)
-        check_valid_lens("src_valid_lens", src_valid_lens, src.shape[:1], src.shape[1])
-        src, src_valid_lens = backend.asarray(src), backend.asarray(src_valid_lens)
         state = model.encode(src, src_valid_lens)
         token = xp.full(src.shape[0], bos_id, dtype=src.dtype)
         done = xp.zeros(src.shape[0], dtype=bool)
@@ -449,6 +454,97 @@ def beam_search(model, src, *, bos_id: int, eos_id: int, max_len: int, beam_size
     return max(finished, key=lambda hypothesis: hypothesis.score).result(record)
 
 
+# -------------------------------------------------------- batched beam search
+def beam_search_batch(model, src, src_valid_lens, *, bos_id: int, eos_id: int, max_len: int, beam_size: int,
+                      alpha: float = 0.75, length_penalty: str = "d2l") -> list:
+    """:func:`beam_search` for a whole padded batch at once (many sentences to translate).
+
+    Every sentence keeps its own beam of at most ``k = beam_size`` prefixes and ranks its own
+    ``n·V`` candidates by :math:`\\log P(y_{<t}, v) = \\log P(y_{<t}) + \\log p(v \\mid y_{<t}, x)`
+    exactly as :func:`beam_search` does (ties to the lower (parent, token) index); the beams of
+    all sentences are the rows of one batch, one ``decoder.step`` per time step for all of
+    them, and a sentence whose beam is empty leaves the batch. With ``k = 1`` and
+    ``alpha = 0`` this is :func:`greedy_search`, score included: one hypothesis is never
+    compared, and :math:`\\operatorname{lp}(L) = 1`.
+
+    Result ``i`` is what ``beam_search(model, src[i, :src_valid_lens[i]], ...)`` returns
+    (without a trace), up to rounding: a product over a batch may round in the last bit
+    otherwise than over one sentence, which can only change an output at an exact tie.
+
+    Args:
+        model: an ``EncoderDecoder``.
+        src: ``(N, S)`` padded source ids; src_valid_lens: ``(N,)``.
+        max_len, beam_size, alpha, length_penalty: as for :func:`beam_search`.
+
+    Returns:
+        A list of ``N`` :class:`SearchResult`, ``attention`` ``(L, S_i)`` cut to the sentence's
+        own length ``S_i = src_valid_lens[i]`` (or ``None``).
+    """
+    _check_ranked_search(model, max_len, bos_id, eos_id, alpha, length_penalty)
+    check_count("beam_size", beam_size)
+    src, src_valid_lens = _padded_source_batch(model, src, src_valid_lens)
+    host_lens = backend.to_numpy(src_valid_lens)
+    np = backend.numpy
+    xp = backend.get_array_module(src)
+    finished = [[] for _ in range(src.shape[0])]  # each sentence's Hypothesis records, in the order they finish
+    with _inference(model):
+        state = model.encode(src, src_valid_lens)
+        beam = _Beam(last=xp.full(src.shape[0], bos_id, dtype=src.dtype), log_probs=xp.zeros(src.shape[0]),
+                     prefixes=np.zeros((src.shape[0], 0), dtype=np.int64), attention=None)
+        owner = np.arange(src.shape[0])  # the sentence of each row of the beam, rows grouped by sentence
+        for t in range(1, max_len + 1):
+            log_p, state, weights = _log_probs(model, beam.last, state)
+            ranked = _ranked_per_sentence(beam, owner, log_p, beam_size)
+            ended = (ranked.tokens == eos_id) | (t == max_len)
+            attention = _attention_of(beam, weights, ranked.parents)
+            for i in np.flatnonzero(ended):
+                sentence = ranked.owner[i]
+                rows = None if attention is None else backend.to_numpy(attention[i, :, :host_lens[sentence]])
+                score = sequence_score(ranked.log_probs[i], t, alpha, length_penalty)
+                finished[sentence].append(Hypothesis(ranked.sequences[i].tolist(), score, ranked.log_probs[i],
+                                                     rows, "finished" if ranked.tokens[i] == eos_id else "cut"))
+            alive = np.flatnonzero(~ended).tolist()
+            if not alive:
+                break
+            state = reorder_state(state, xp.asarray(ranked.parents[alive]))
+            beam, owner = _next_beam(ranked, alive, attention), ranked.owner[alive]
+    return [max(hypotheses, key=lambda hypothesis: hypothesis.score).result() for hypotheses in finished]
+
+
+class _RankedRows(NamedTuple):
+    """The selected candidates of every sentence of a batch, grouped by sentence, best first, on the host."""
+    owner: Any      # (rows,) the sentence each candidate belongs to
+    parents: Any    # (rows,) the row of the beam it extends
+    tokens: Any     # (rows,) the token it appends
+    log_probs: list  # log P of each, Python floats
+    sequences: Any  # (rows, t) the prefix and the token
+
+
+def _ranked_per_sentence(beam: _Beam, owner, log_p, beam_size: int) -> _RankedRows:
+    """Each sentence's ``beam_size`` best candidates, ranked as :func:`_ranked_candidates` ranks one beam's.
+
+    The rows of sentence ``s`` (its beam, ``n_s <= k`` prefixes) go into a ``(sentences, n_max, V)``
+    block, padded with :math:`-\\infty`, and each sentence's ``n_max·V`` candidates are sorted at
+    once; a padding row sorts after the sentence's own rows, so ``min(k, n_s·V)`` are selected."""
+    np = backend.numpy
+    xp = backend.get_array_module(log_p)
+    sentences, first_row, widths = np.unique(owner, return_index=True, return_counts=True)
+    place = np.arange(owner.size) - np.repeat(first_row, widths)  # each row's rank in its sentence's beam
+    vocab = log_p.shape[1]
+    total = xp.full((sentences.size, widths.max(), vocab), -xp.inf)
+    total[xp.asarray(np.repeat(np.arange(sentences.size), widths)), xp.asarray(place)] = (
+        beam.log_probs[:, None] + log_p)
+    total = total.reshape(sentences.size, -1)
+    order = xp.argsort(-total, axis=1, kind="stable")[:, :beam_size]
+    log_probs = backend.to_numpy(xp.take_along_axis(total, order, axis=1))
+    order = backend.to_numpy(order)
+    sentence_of, rank = np.nonzero(np.arange(order.shape[1]) < np.minimum(beam_size, widths * vocab)[:, None])
+    parents = first_row[sentence_of] + order[sentence_of, rank] // vocab
+    tokens = order[sentence_of, rank] % vocab
+    sequences = np.concatenate([beam.prefixes[parents], tokens[:, None]], axis=1)
+    return _RankedRows(sentences[sentence_of], parents, tokens, log_probs[sentence_of, rank].tolist(), sequences)
+
+
 # ---------------------------------------------------------- exhaustive search
 def exhaustive_search(model, src, *, bos_id: int, eos_id: int, max_len: int, alpha: float = 0.75,
                       length_penalty: str = "d2l", max_space: int = 10 ** 6) -> SearchResult:
@@ -579,6 +675,43 @@ def translate(model, sentence: str, src_vocab, tgt_vocab, max_len: int, method: 
                               max_len=max_len, **options)
     out_tokens = tgt_vocab.to_tokens(result.tokens)
     return Translation(target_text(out_tokens, task), src_vocab.to_tokens(ids), out_tokens, result)
+
+
+@backend.with_blas_threads  # a small model on one BLAS thread (see backend.blas_threads)
+def translate_batch(model, sentences, src_vocab, tgt_vocab, max_len: int, method: str = "greedy", *,
+                    task: str | None = None, src_max_len: int | None = None, **options) -> list:
+    """:func:`translate` for many sentences at once: one search over them all, the decoder called once a step.
+
+    Each sentence is tokenised and cut as :func:`translate` does, the sources are padded into
+    one batch (:func:`~npseq.data.build_array_nmt`), and :func:`beam_search_batch` searches
+    them together: ``method="beam"`` with ``options`` (``beam_size``, ``alpha``,
+    ``length_penalty``), ``method="greedy"`` as the beam of one without length penalty
+    (:func:`greedy_search` exactly). Translation ``i`` is ``translate(model, sentences[i], ...)``
+    up to the rounding that :func:`beam_search_batch` describes.
+
+    Raises :class:`~npseq.errors.InvalidValueError` for a sentence without a word (naming it).
+    """
+    searches = {"greedy": dict(beam_size=1, alpha=0.0), "beam": options}
+    if method not in searches:
+        raise InvalidValueError(f"method: expected one of {tuple(searches)} (exhaustive search translates one "
+                                f"sentence at a time: translate), got {method!r}")
+    if method == "greedy" and options:
+        raise InvalidValueError(f"options: greedy search takes none, got {', '.join(options)}")
+    words = [source_tokens(sentence, task) for sentence in sentences]
+    if (empty := next((i for i, tokens in enumerate(words) if not tokens), None)) is not None:
+        raise InvalidValueError(f"sentences[{empty}]: expected at least one word, got {sentences[empty]!r}")
+    if not words:
+        return []
+    cut = max(src_max_len or max_len, 1)
+    src, src_valid_lens = build_array_nmt(words, src_vocab, min(cut, max(map(len, words)) + 1))
+    results = beam_search_batch(model, src, src_valid_lens, bos_id=tgt_vocab["<bos>"], eos_id=tgt_vocab["<eos>"],
+                                max_len=max_len, **searches[method])
+    translations = []
+    for ids, length, result in zip(src.tolist(), src_valid_lens.tolist(), results):
+        out_tokens = tgt_vocab.to_tokens(result.tokens)
+        translations.append(Translation(target_text(out_tokens, task), src_vocab.to_tokens(ids[:length]), out_tokens,
+                                        result))
+    return translations
 
 
 class TranslationScores(NamedTuple):

@@ -1,5 +1,6 @@
 """The benchmarks time what training runs: their step is npseq.train.train_seq2seq_step itself, its phases read off
-as it runs, and it gives training's loss and gradients (issue: benchmarks that time what training runs)."""
+as it runs, and it gives training's loss and gradients; their translation is ``npseq translate``'s search (issue:
+benchmarks that time what training runs)."""
 import copy
 import pathlib
 import sys
@@ -16,7 +17,7 @@ from npseq.train import train_seq2seq_step
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
-from seq2seq_step import PHASES, PhaseMissed, TrainingStep  # noqa: E402
+from seq2seq_step import PHASES, PhaseMissed, TrainingStep, translate_waiting  # noqa: E402
 
 
 def _batch_and_model():
@@ -67,3 +68,31 @@ def test_the_benchmark_scripts_train_through_the_step():
         text = (BENCHMARKS / script).read_text()
         assert "TrainingStep(" in text, script
         assert "model.decoder(" not in text, f"{script} calls the decoder itself, not training's step"
+
+
+def test_the_benchmarks_translation_is_the_search_npseq_translate_runs(checkpoint, tmp_path, monkeypatch, capsys):
+    """``translate_waiting`` (what regression.py times) and ``npseq translate`` on lines waiting on stdin call one
+    search function with the same options and get the same results."""
+    from npseq.checkpoint import load_checkpoint, seq2seq_from_checkpoint
+    from npseq.cli import main
+    search, calls = npseq.decode.beam_search_batch, []
+
+    def recorded(model, src, src_valid_lens, **options):
+        results = search(model, src, src_valid_lens, **options)
+        calls.append((src, src_valid_lens, options, [result.tokens for result in results]))
+        return results
+
+    monkeypatch.setattr(npseq.decode, "beam_search_batch", recorded)
+    lines = tmp_path / "lines.txt"
+    lines.write_text("two hundred\nfive\nnine thousand nine\n")
+    with lines.open() as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        assert main(["translate", str(checkpoint)]) == 0
+    assert capsys.readouterr().out.count(" => ") == 3
+    (src, src_valid_lens, options, tokens), = calls
+    saved = load_checkpoint(checkpoint)
+    special = dict(bos_id=options.pop("bos_id"), eos_id=options.pop("eos_id"), max_len=options.pop("max_len"))
+    assert options == dict(beam_size=1, alpha=0.0)
+    results = translate_waiting(npseq.decode, seq2seq_from_checkpoint(saved), src, src_valid_lens, **special)
+    assert len(calls) == 2 and calls[1][2] == dict(beam_size=1, alpha=0.0, **special)
+    assert [result.tokens for result in results] == tokens

@@ -250,13 +250,13 @@ def test_a_bug_inside_the_library_shows_its_traceback_not_a_user_error_line(tmp_
             "import npseq.decode as decode\n"
             "from npseq.cli import main\n"
             "def planted(*args, **kwargs):\n"
-            "    raise ValueError('planted bug in greedy_search')\n"
-            "decode.SEARCHES['greedy'] = planted\n"
+            "    raise ValueError('planted bug in beam_search_batch')\n"
+            "decode.beam_search_batch = planted\n"
             f"sys.exit(main(['translate', {str(checkpoint)!r}, 'two hundred one']))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert "Traceback (most recent call last)" in result.stderr
-    assert "ValueError: planted bug in greedy_search" in result.stderr
+    assert "ValueError: planted bug in beam_search_batch" in result.stderr
     # the same command without the planted bug translates
     assert npseq("translate", checkpoint, "two hundred one").returncode == 0
 

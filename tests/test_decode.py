@@ -12,10 +12,12 @@ from npseq.decode import (
     BeamTrace,
     attention_rows,
     beam_search,
+    beam_search_batch,
     exhaustive_search,
     greedy_search,
     sequence_score,
     translate,
+    translate_batch,
 )
 from npseq.errors import InvalidValueError
 from npseq.models import build_seq2seq
@@ -211,16 +213,21 @@ def test_no_cache_is_left_and_the_training_mode_is_restored(search, training):
     assert all(m.num_pending == 0 for m in model.modules())
 
 
-def test_beam_search_runs_one_batched_decoder_step_per_time_step():
-    model = tiny_model(2, eos_bias=-40.0)
-    batch_sizes = []
-    step = model.decoder.step
+def counted_steps(model) -> list:
+    """The batch size of every ``decoder.step`` that ``model`` runs from now on (the list fills as it runs)."""
+    batch_sizes, step = [], model.decoder.step
 
     def counting_step(tokens, state):
         batch_sizes.append(tokens.shape[0])
         return step(tokens, state)
 
     model.decoder.step = counting_step
+    return batch_sizes
+
+
+def test_beam_search_runs_one_batched_decoder_step_per_time_step():
+    model = tiny_model(2, eos_bias=-40.0)
+    batch_sizes = counted_steps(model)
     beam_search(model, SRC, bos_id=BOS, eos_id=EOS, max_len=4, beam_size=3)
     assert batch_sizes == [1, 3, 3, 3]
     batch_sizes.clear()
@@ -316,6 +323,115 @@ def test_batched_greedy_equals_greedy_one_sentence_at_a_time():
         alone = greedy_search(model, row[:length], bos_id=1, eos_id=2, max_len=6)
         assert tokens == alone.tokens
     assert model.training and all(m.num_pending == 0 for m in model.modules())
+
+
+def padded_sources(seed, count, vocab=6, longest=5):
+    """``count`` random sources (ids 3.., each ending in <eos>) of random lengths, padded with 0: ``(N, S)``,
+    ``(N,)``."""
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(1, longest + 1, count)
+    src = np.zeros((count, lens.max()), dtype=np.int64)
+    for row, length in enumerate(lens):
+        src[row, :length] = [*rng.integers(3, vocab, length - 1), EOS]
+    return src, lens
+
+
+def assert_same_result(batched, alone):
+    """Two :class:`SearchResult` of one sentence agree: tokens and length exactly, numbers to 1e-12."""
+    assert (batched.tokens, batched.length) == (alone.tokens, alone.length)
+    assert batched.score == pytest.approx(alone.score, rel=1e-12, abs=1e-12)
+    assert batched.log_prob == pytest.approx(alone.log_prob, rel=1e-12, abs=1e-12)
+    if alone.attention is None:
+        assert batched.attention is None
+    else:
+        np.testing.assert_allclose(batched.attention, alone.attention, rtol=1e-12, atol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(config=models, num_layers=st.integers(1, 2), count=st.integers(1, 6), beam_size=st.integers(1, 5),
+       max_len=st.integers(1, 6), alpha=st.sampled_from([0.0, 0.75, 1.3]), kind=st.sampled_from(["d2l", "gnmt"]),
+       seed=st.integers(0, 10 ** 6))
+def test_batched_beam_equals_beam_one_sentence_at_a_time(config, num_layers, count, beam_size, max_len, alpha, kind,
+                                                          seed):
+    model = tiny_model(num_layers=num_layers, **config)
+    src, lens = padded_sources(seed, count)
+    options = dict(bos_id=BOS, eos_id=EOS, max_len=max_len, beam_size=beam_size, alpha=alpha, length_penalty=kind)
+    batched = beam_search_batch(model, src, lens, **options)
+    assert len(batched) == count
+    for row, length, result in zip(src, lens, batched):
+        assert_same_result(result, beam_search(model, row[:length], **options))
+    assert model.training and all(m.num_pending == 0 for m in model.modules())
+
+
+@settings(max_examples=30, deadline=None)
+@given(config=models, count=st.integers(1, 5), max_len=st.integers(1, 6), seed=st.integers(0, 10 ** 6))
+def test_a_batched_beam_of_one_without_penalty_is_greedy_score_included(config, count, max_len, seed):
+    model = tiny_model(**config)
+    src, lens = padded_sources(seed, count)
+    batched = beam_search_batch(model, src, lens, bos_id=BOS, eos_id=EOS, max_len=max_len, beam_size=1, alpha=0.0)
+    for row, length, result in zip(src, lens, batched):
+        assert_same_result(result, greedy_search(model, row[:length], bos_id=BOS, eos_id=EOS, max_len=max_len))
+
+
+def test_batched_beam_runs_one_decoder_step_per_time_step_for_every_sentence():
+    model = tiny_model(2, eos_bias=-40.0)  # <eos> never wins: every beam stays full to max_len
+    batch_sizes = counted_steps(model)
+    src, lens = padded_sources(0, 4)
+    beam_search_batch(model, src, lens, bos_id=BOS, eos_id=EOS, max_len=4, beam_size=3)
+    assert batch_sizes == [4, 12, 12, 12]  # the beams of all four sentences, k rows each after the first step
+
+
+def test_a_sentence_whose_beam_has_finished_leaves_the_batch():
+    model = tiny_model(5)
+    src, lens = padded_sources(1, 3)
+    model.decoder.dense.b.data[EOS] -= 40.0  # no sentence ends before max_len ...
+    long = beam_search_batch(model, src, lens, bos_id=BOS, eos_id=EOS, max_len=5, beam_size=2)
+    assert [result.length for result in long] == [5, 5, 5]
+    model.decoder.dense.b.data[EOS] += 80.0  # ... or every sentence ends at once
+    short = beam_search_batch(model, src, lens, bos_id=BOS, eos_id=EOS, max_len=5, beam_size=2)
+    assert [(result.tokens, result.length) for result in short] == [([], 1)] * 3
+
+
+def test_the_transformer_decodes_a_batch_as_one_sentence_at_a_time():
+    model = build_seq2seq(6, 5, model="transformer", embed_size=8, num_hiddens=8, num_heads=2, num_layers=2,
+                          ffn_num_hiddens=16, seed=7, dtype="float64")
+    for p in model.parameters():
+        p.data *= 2.0
+    src, lens = padded_sources(3, 5)
+    options = dict(bos_id=BOS, eos_id=EOS, max_len=5, beam_size=3)
+    for row, length, result in zip(src, lens, beam_search_batch(model, src, lens, **options)):
+        assert_same_result(result, beam_search(model, row[:length], **options))
+
+
+@pytest.mark.parametrize("method, options", [("greedy", {}), ("beam", dict(beam_size=3, alpha=0.5))])
+def test_translate_batch_equals_translate_sentence_by_sentence(method, options):
+    src_vocab = Vocab([["x", "y", "z"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    tgt_vocab = Vocab([["a", "b", "c"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    model = build_seq2seq(len(src_vocab), len(tgt_vocab), embed_size=4, num_hiddens=5, num_layers=2, seed=4,
+                          decoder="bahdanau", dtype="float64")
+    for p in model.parameters():
+        p.data *= 3.0
+    sentences = ["x", "y z x", "x y z x y z", "w", "z z"]  # one cut at src_max_len, one of an unknown word
+    settings_ = dict(task=None, src_max_len=4)
+    batch = translate_batch(model, sentences, src_vocab, tgt_vocab, 4, method, **settings_, **options)
+    for sentence, translation in zip(sentences, batch, strict=True):
+        alone = translate(model, sentence, src_vocab, tgt_vocab, 4, method, **settings_, **options)
+        assert (translation.text, translation.source_tokens, translation.output_tokens) == (
+            alone.text, alone.source_tokens, alone.output_tokens)
+        assert_same_result(translation.result, alone.result)
+    assert batch[2].source_tokens == ["x", "y", "z", "x"]
+    assert translate_batch(model, [], src_vocab, tgt_vocab, 4, method, **options) == []
+
+
+def test_translate_batch_names_what_it_cannot_do():
+    src_vocab = Vocab([["x"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    model = build_seq2seq(len(src_vocab), len(src_vocab), embed_size=4, num_hiddens=5, num_layers=1, seed=4)
+    with pytest.raises(InvalidValueError, match=r"sentences\[1\]: expected at least one word, got '  '"):
+        translate_batch(model, ["x", "  "], src_vocab, src_vocab, 3)
+    with pytest.raises(InvalidValueError, match="method: expected one of \\('greedy', 'beam'\\) .*got 'exhaustive'"):
+        translate_batch(model, ["x"], src_vocab, src_vocab, 3, method="exhaustive")
+    with pytest.raises(InvalidValueError, match="options: greedy search takes none, got beam_size"):
+        translate_batch(model, ["x"], src_vocab, src_vocab, 3, beam_size=2)
 
 
 def test_a_hypothesis_becomes_a_search_result_without_its_eos():

@@ -25,6 +25,7 @@ import pytest
 from data_cache import cache_files
 
 import npseq.decode
+import npseq.errors
 import npseq.train
 from npseq import backend
 from npseq.cli import main
@@ -144,6 +145,67 @@ def test_one_line_on_stdin_draws_one_picture_under_its_own_name(checkpoint, tmp_
     out, err = process.communicate(b"two\n\nthree\n", timeout=300)
     assert process.returncode == 0 and out.count(b" => ") == 2, err
     assert (tmp_path / "several-1.png").exists() and (tmp_path / "several-2.png").exists()
+
+
+# ------------------------------------------------------------------ translate: the lines waiting, together
+def test_stdin_comes_in_lists_of_the_lines_already_waiting():
+    read, write = os.pipe()
+    with open(read, encoding="utf-8") as stream:
+        os.write(write, b"one\ntwo\nthree\n")  # waiting before the first list is asked for
+        batches = translate_command.stdin_batches(stream, most=2)
+        assert next(batches) == ["one", "two"] and next(batches) == ["three"]
+        os.write(write, b"four\r\n")  # a line typed alone comes alone, at once
+        assert next(batches) == ["four"]
+        os.write(write, b"fi")  # a line in two pieces is one line
+        os.write(write, b"ve\n")
+        assert next(batches) == ["five"]
+        os.write(write, b"six")  # the last line, without its end
+        os.close(write)
+        assert next(batches) == ["six"]
+        assert next(batches, None) is None
+
+
+def test_the_lines_before_a_line_past_the_cap_come_out_first():
+    import io
+    cap = translate_command.MAX_LINE_CHARS
+    batches = translate_command.stdin_batches(io.StringIO("one\ntwo\n" + "x" * (cap + 1) + "\nthree\n"), most=8)
+    assert next(batches) == ["one", "two"]
+    with pytest.raises(npseq.errors.LimitError, match="line 3 of stdin"):
+        next(batches)
+
+
+def test_translate_decodes_the_waiting_lines_together_with_the_same_output(checkpoint, tmp_path, monkeypatch,
+                                                                            capsys):
+    from npseq.checkpoint import load_checkpoint, saved_training_run, seq2seq_from_checkpoint
+    from npseq.data.tasks import english_number
+    rng = np.random.default_rng(0)
+    sentences = [english_number(int(n)) for n in rng.integers(0, 10_000, 300)]
+    lines = tmp_path / "lines.txt"
+    lines.write_text("\n".join(sentences) + "\n")
+    saved = load_checkpoint(checkpoint)
+    model = seq2seq_from_checkpoint(saved)
+    src_max_len, max_len = saved_training_run(saved)["num_steps"]
+    search = npseq.decode.beam_search_batch
+    batch_rows = []
+
+    def counting(model, src, *args, **kwargs):
+        batch_rows.append(src.shape[0] * kwargs["beam_size"])
+        return search(model, src, *args, **kwargs)
+
+    for beam, rows in [(1, [256, 44]), (3, [85 * 3, 85 * 3, 85 * 3, 45 * 3])]:
+        batch_rows.clear()
+        monkeypatch.setattr(npseq.decode, "beam_search_batch", counting)
+        with lines.open() as stdin:
+            monkeypatch.setattr(sys, "stdin", stdin)
+            assert main(["translate", str(checkpoint), "--beam", str(beam)]) == 0
+        out = capsys.readouterr().out.splitlines()
+        monkeypatch.setattr(npseq.decode, "beam_search_batch", search)
+        assert batch_rows == rows  # the waiting lines, BATCH_ROWS decoder rows at a time
+        options = dict(method="beam", beam_size=beam, alpha=0.75) if beam > 1 else {}
+        alone = [npseq.decode.translate(model, sentence, saved.vocabs["src"], saved.vocabs["tgt"], max_len,
+                                        task="numbers", src_max_len=src_max_len, **options).text
+                 for sentence in sentences]
+        assert out == [f"{sentence} => {text}" for sentence, text in zip(sentences, alone)]
 
 
 @pytest.mark.parametrize("stdin, args, words", [

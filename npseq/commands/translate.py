@@ -2,19 +2,25 @@
 from __future__ import annotations
 
 import codecs
+import collections
+import dataclasses
 import itertools
 import os
 import queue
 import sys
 import threading
 
-from ..errors import LimitError
+from ..errors import LimitError, UserError
 from .arguments import UsageError, existing_file, new_file_path, positive, say
 
 HELP = "translate sentences with a saved model"
 # A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
 # beam no longer changes translations, so the command caps it where memory stays small.
 MAX_BEAM_SIZE = 256
+BATCH_ROWS = 256
+"""The most rows one decoder call of translate takes (sentences times the beam size): the lines of stdin already
+waiting are translated together, at most ``BATCH_ROWS // beam`` of them, which shares each step's work across
+sentences while the first lines of a long input still come out at once."""
 MAX_LINE_CHARS = 2 ** 16
 """The longest sentence translate takes, in characters (a line of stdin or an argument). A model reads at most its
 trained number of steps (``--num-steps`` <= 1024 tokens) anyway; the cap keeps an endless line (``yes`` without a
@@ -135,29 +141,42 @@ def _read_ahead(stream, chunks: queue.Queue) -> None:
         chunks.put(exc)
 
 
-def stdin_lines(stream=None):
-    """The lines of ``stream`` (default ``sys.stdin``), one at a time as they arrive, without their ends.
+def stdin_batches(stream=None, most: int = 1):
+    """The lines of ``stream`` (default ``sys.stdin``), without their ends, in lists of the lines already waiting.
 
+    Each list holds the lines read and not yet given out, at most ``most``; it waits for input only when no
+    line is waiting, so a line typed alone comes alone, at once, and a file comes ``most`` lines at a time.
     A line longer than :data:`MAX_LINE_CHARS` is a :class:`~npseq.errors.LimitError` as soon as the cap is passed,
-    whether or not it ever ends; at most :data:`READ_AHEAD_CHUNKS` chunks are read ahead of the caller."""
+    whether or not it ever ends (the lines before it are given out first); at most :data:`READ_AHEAD_CHUNKS`
+    chunks are read ahead of the caller."""
     chunks = queue.Queue(maxsize=READ_AHEAD_CHUNKS)
     threading.Thread(target=_read_ahead, args=(stream or sys.stdin, chunks), daemon=True,
                      name="npseq translate: stdin").start()
-    pending, number = "", 0  # the start of the next line (read, no newline yet); the lines given out so far
+    waiting = collections.deque()  # lines read, not given out yet
+    pending, number, ended, failure = "", 0, False, None  # the start of the next line (no newline yet), ...
     while True:
-        chunk = chunks.get()
-        if isinstance(chunk, BaseException):
-            raise chunk
-        if chunk is None:  # the end: what is pending is the last line
-            lines, pending = ([pending] if pending else []), ""
-        else:
-            *lines, pending = (pending + chunk).split("\n")
-        for line in lines:
-            number += 1
-            _check_line(line, number)
-            yield line.rstrip("\r")
-        _check_line(pending, number + 1)
-        if chunk is None:
+        while not ended and len(waiting) < most and (not waiting or not chunks.empty()):
+            chunk = chunks.get()
+            if isinstance(chunk, BaseException):
+                ended, failure = True, chunk
+                break
+            if chunk is None:  # the end: what is pending is the last line
+                lines, pending, ended = ([pending] if pending else []), "", True
+            else:
+                *lines, pending = (pending + chunk).split("\n")
+            try:
+                for line in lines:
+                    number += 1
+                    _check_line(line, number)
+                    waiting.append(line.rstrip("\r"))
+                _check_line(pending, number + 1)
+            except LimitError as error:
+                ended, failure = True, error
+        if waiting:
+            yield [waiting.popleft() for _ in range(min(most, len(waiting)))]
+        elif failure is not None:
+            raise failure
+        elif ended:
             return
 
 
@@ -167,18 +186,18 @@ def _check_line(line: str, number: int) -> None:
                          f"cap of a line), got a longer one")
 
 
-def _sentences(args):
-    """The sentences to translate: the arguments, or the lines of stdin that have text, as they come."""
-    if args.sentences:
-        for number, sentence in enumerate(args.sentences, 1):
-            if len(sentence) > MAX_LINE_CHARS:
-                raise LimitError(f"sentence {number}: expected at most {MAX_LINE_CHARS} characters (the cap of a "
-                                 f"sentence), got {len(sentence)}")
-            if not sentence.strip():  # a blank line of stdin is passed over; an argument was typed to be translated
-                raise UsageError(f"sentence {number}: expected words to translate, got {sentence!r}")
-        yield from args.sentences
-        return
-    yield from (line for line in stdin_lines() if line.strip())
+def _sentence_batches(args, most: int):
+    """The sentences to translate, in lists of at most ``most``: the arguments (all checked before the first list),
+    or the lines of stdin that have text, as many as are waiting."""
+    if not args.sentences:
+        return (lines for batch in stdin_batches(most=most) if (lines := [line for line in batch if line.strip()]))
+    for number, sentence in enumerate(args.sentences, 1):
+        if len(sentence) > MAX_LINE_CHARS:
+            raise LimitError(f"sentence {number}: expected at most {MAX_LINE_CHARS} characters (the cap of a "
+                             f"sentence), got {len(sentence)}")
+        if not sentence.strip():  # a blank line of stdin is passed over; an argument was typed to be translated
+            raise UsageError(f"sentence {number}: expected words to translate, got {sentence!r}")
+    return (args.sentences[i:i + most] for i in range(0, len(args.sentences), most))
 
 
 def _input_line(sentence: str, unknown: list, more: int, outside: str | None, refused: bool = False) -> str:
@@ -188,11 +207,22 @@ def _input_line(sentence: str, unknown: list, more: int, outside: str | None, re
     return f"outside the task's inputs: {outside} (in {_quoted(sentence)})"
 
 
+@dataclasses.dataclass
+class _Sentence:
+    """A sentence to translate, checked: its unknown words (the first shown, how many more), how it lies outside
+    the task's inputs (or ``None``), and where its attention is drawn (or ``None``)."""
+    text: str
+    unknown: list
+    more: int
+    outside: str | None
+    picture: str | None
+
+
 def run(args) -> int:
     from ..checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
-    from ..data import outside_task_format
+    from ..data import outside_task_format, source_tokens
     from ..data.translation import DEFAULT_FILE_STEPS
-    from ..decode import translate
+    from ..decode import translate_batch
     from ..viz import show_heatmaps
     checkpoint = load_checkpoint(args.checkpoint)
     saved = saved_training_run(checkpoint)
@@ -203,41 +233,64 @@ def run(args) -> int:
     task = saved.get("task")
     src_max_len, max_len = saved.get("num_steps") or [DEFAULT_FILE_STEPS, DEFAULT_FILE_STEPS]
     max_len = args.max_len or max_len
-    sentences = _sentences(args)
+    most = max(1, BATCH_ROWS // args.beam)
+    batches = _sentence_batches(args, most)
     # The arguments are all checked before any output (a script sees all or nothing); stdin is read as it comes,
-    # one line ahead at most, and only with --attention-png, whose first picture's name says whether more follow.
-    ahead = list(sentences) if args.sentences else list(itertools.islice(sentences, 2 if args.attention_png else 1))
+    # and with --attention-png one line ahead, since the first picture's name says whether more follow.
+    ahead = []
+    while sum(map(len, ahead)) < (2 if args.attention_png else 1) and (batch := next(batches, None)):
+        ahead.append(batch)
     if not ahead:
         raise UsageError("no sentence to translate: pass sentences as arguments or one per line on stdin")
-    several = len(args.sentences or ahead) > 1
+    several = len(args.sentences) > 1 if args.sentences else sum(map(len, ahead)) > 1
+    numbers = itertools.count()
 
-    def checked(i, sentence):
-        """``sentence``'s unknown words (shown, how many more) and picture path, or the refusal of either."""
+    def checked(sentence: str) -> _Sentence:
+        """``sentence`` with its unknown words and picture path, or the refusal of either."""
+        i = next(numbers)
         picture = _picture_path(args.attention_png, i, several)
         if picture:
             check_not_an_input("--attention-png", picture, {"checkpoint": args.checkpoint})
             _check_replaceable(picture, args.force)
+        if not source_tokens(sentence, task):
+            raise UsageError(f"sentence {i + 1}: expected words to translate, got {sentence!r}")
         unknown, more = _unknown(sentence, src_vocab, task)
         # a sentence of known words may still be no input of the task (a date in a format it never saw)
-        outside = not unknown and task and outside_task_format(task, sentence)
+        outside = not unknown and task and outside_task_format(task, sentence) or None
         if args.strict and (unknown or outside):
             raise UsageError(f"--strict: {_input_line(sentence, unknown, more, outside, refused=True)}")
-        return sentence, unknown, more, outside, picture
+        return _Sentence(sentence, unknown, more, outside, picture)
 
-    if args.sentences:
-        work = [checked(i, sentence) for i, sentence in enumerate(ahead)]  # refused before any output
-    else:
-        work = (checked(i, sentence) for i, sentence in enumerate(itertools.chain(ahead, sentences)))
-    model.eval()
     search = dict(method="beam", beam_size=args.beam, alpha=args.alpha) if args.beam > 1 else {}
-    for sentence, unknown, more, outside, picture in work:
-        if unknown or outside:
-            say(f"npseq translate: {_input_line(sentence, unknown, more, outside)}", file=sys.stderr)
-        translation = translate(model, sentence, src_vocab, tgt_vocab, max_len, task=task, src_max_len=src_max_len,
-                                **search)
-        say(f"{sentence} => {translation.text}")
-        if picture and translation.result.attention is not None:
-            show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
-                          picture, title=sentence)
-            say(f"  attention: {picture}")
+
+    def translated(batch: list) -> None:
+        """Translate the checked sentences of ``batch`` together, then print each in turn."""
+        translations = translate_batch(model, [sentence.text for sentence in batch], src_vocab, tgt_vocab, max_len,
+                                       task=task, src_max_len=src_max_len, **search)
+        for sentence, translation in zip(batch, translations):
+            if sentence.unknown or sentence.outside:
+                say(f"npseq translate: {_input_line(sentence.text, sentence.unknown, sentence.more, sentence.outside)}",
+                    file=sys.stderr)
+            say(f"{sentence.text} => {translation.text}")
+            if sentence.picture and translation.result.attention is not None:
+                show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
+                              sentence.picture, title=sentence.text)
+                say(f"  attention: {sentence.picture}")
+
+    if args.sentences:  # every argument is refused before any output
+        checked_all = [checked(sentence) for sentence in args.sentences]
+        for i in range(0, len(checked_all), most):
+            translated(checked_all[i:i + most])
+        return 0
+    for lines in itertools.chain(ahead, batches):  # a line of stdin is refused when its turn comes
+        batch, refusal = [], None
+        for line in lines:
+            try:
+                batch.append(checked(line))
+            except UserError as error:  # a refused sentence or picture: what comes before it is still printed
+                refusal = error
+                break
+        translated(batch)
+        if refusal is not None:
+            raise refusal
     return 0
