@@ -1,4 +1,4 @@
-"""Train d2l's Bahdanau translator with npseq and with an identical PyTorch twin, side by side.
+"""Train d2l's Bahdanau translator (GRU, or LSTM) with npseq and with an identical PyTorch twin, side by side.
 
     npseq data fetch fra-eng      # once: d2l's corpus into npseq's cache
     python benchmarks/bench_seq2seq.py --threads 2
@@ -23,6 +23,13 @@ implementation reaches, in all and per phase. The bound counts only the products
 batch's valid positions need (its sentences' lengths), so no implementation can pass 1.0
 of it; the padded bound, which counted every row (and which a packed implementation could
 pass), is printed beside it.
+
+``--cell gru lstm`` runs both cells, each against torch's own module (``nn.GRU``, ``nn.LSTM``). Their
+CPU kernels differ: torch 2.13.0's profiler shows the twin's LSTM decoder steps (unpacked calls) in
+oneDNN (``aten::mkldnn_rnn_layer``), its packed LSTM encoder and every GRU call on the generic
+path (``aten::lstm``, ``aten::gru``). And the SGEMM peak (a 2048 x 2048 x 2048 float32 product at
+the run's threads, measured at the start) gives each implementation's fraction of this machine's
+product rate: the FLOPs of the valid positions' products over its time per step, over the peak.
 
 ``--num-steps`` takes several lengths and ``--synthetic`` replaces the corpus by random token
 batches of those lengths (source and target vocabularies of 200, lengths drawn between T/2 and
@@ -52,6 +59,8 @@ def parse_args(argv=None):
     parser.add_argument("--data", help="fra.txt or the dataset name fra-eng (default: $NPSEQ_FRA, else the cache)")
     parser.add_argument("--threads", type=int, default=2, help="BLAS and torch threads alike (default 2)")
     parser.add_argument("--hidden", type=int, nargs="+", default=[32, 256], help="embed = hidden sizes to run")
+    parser.add_argument("--cell", nargs="+", choices=["gru", "lstm"], default=["gru"],
+                        help="recurrent cells to run, each against torch's own (default: gru)")
     parser.add_argument("--num-steps", type=int, nargs="+", default=[10], help="source = target lengths to run")
     parser.add_argument("--synthetic", action="store_true",
                         help="random token batches of each --num-steps instead of the corpus (no fra.txt needed)")
@@ -84,7 +93,7 @@ from npseq.models import build_seq2seq  # noqa: E402
 from npseq.nn import to_torch_state_dict  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from roofline import bahdanau_products, elementwise_flops, time_products  # noqa: E402
+from roofline import bahdanau_products, elementwise_flops, sgemm_peak, time_products  # noqa: E402
 from seq2seq_step import BOS, PHASES, SYNTHETIC_VOCAB, TrainingStep, synthetic_batches  # noqa: E402
 
 
@@ -99,21 +108,22 @@ class NpseqRunner:
 
 
 # ------------------------------------------------------------------ torch
-def build_torch_twin(torch, model, src_vocab_size, tgt_vocab_size, hidden):
-    """The same architecture in torch, with npseq's initial weights copied in."""
+def build_torch_twin(torch, model, src_vocab_size, tgt_vocab_size, hidden, cell="gru"):
+    """The same architecture in torch (``nn.GRU`` or ``nn.LSTM``), with npseq's initial weights copied in."""
     nn = torch.nn
+    recurrent = nn.LSTM if cell == "lstm" else nn.GRU
 
     class Twin(nn.Module):
         def __init__(self):
             super().__init__()
             self.src_embedding = nn.Embedding(src_vocab_size, hidden)
-            self.encoder = nn.GRU(hidden, hidden, 2, dropout=0.1, batch_first=True)
+            self.encoder = recurrent(hidden, hidden, 2, dropout=0.1, batch_first=True)
             self.tgt_embedding = nn.Embedding(tgt_vocab_size, hidden)
             self.W_k = nn.Linear(hidden, hidden, bias=False)
             self.W_q = nn.Linear(hidden, hidden, bias=False)
             self.w_v = nn.Linear(hidden, 1, bias=False)
             self.attention_dropout = nn.Dropout(0.1)
-            self.decoder = nn.GRU(2 * hidden, hidden, 2, dropout=0.1, batch_first=True)
+            self.decoder = recurrent(2 * hidden, hidden, 2, dropout=0.1, batch_first=True)
             self.dense = nn.Linear(hidden, tgt_vocab_size)
 
         def encode(self, X, X_len):
@@ -129,7 +139,8 @@ def build_torch_twin(torch, model, src_vocab_size, tgt_vocab_size, hidden):
             embedded = self.tgt_embedding(dec_in)
             logits = []
             for t in range(dec_in.shape[1]):
-                query = self.W_q(state[-1])[:, None, :]
+                top = state[0][-1] if cell == "lstm" else state[-1]  # the top layer's h (an LSTM's is (h, c))
+                query = self.W_q(top)[:, None, :]
                 scores = self.w_v(torch.tanh(query + keys)).squeeze(-1).masked_fill(~mask, -1e6)
                 weights = torch.softmax(scores, dim=-1)
                 context = torch.bmm(self.attention_dropout(weights)[:, None, :], enc_outputs)
@@ -199,17 +210,18 @@ def timed_run(runner, stream, num_batches):
     return tokens / (time.perf_counter() - start), {k: v / num_batches for k, v in phases.items()}
 
 
-def make_runners(hidden, torch, num_steps=10):
+def make_runners(hidden, torch, num_steps=10, cell="gru"):
     if ARGS.synthetic:
         batches, src_size, tgt_size, bos = synthetic_batches(num_steps), SYNTHETIC_VOCAB, SYNTHETIC_VOCAB, BOS
     else:
         batches, src_vocab, tgt_vocab = load_data_nmt(64, num_steps, 600, path=ARGS.data, seed=0)
         src_size, tgt_size, bos = len(src_vocab), len(tgt_vocab), tgt_vocab["<bos>"]
-    model = build_seq2seq(src_size, tgt_size, embed_size=hidden, num_hiddens=hidden, num_layers=2, dropout=0.1, seed=0)
+    model = build_seq2seq(src_size, tgt_size, embed_size=hidden, num_hiddens=hidden, num_layers=2, dropout=0.1, seed=0,
+                          cell=cell)
     ours = NpseqRunner(model, bos)
     theirs = None
     if torch is not None:
-        theirs = TorchRunner(torch, build_torch_twin(torch, model, src_size, tgt_size, hidden), bos)
+        theirs = TorchRunner(torch, build_torch_twin(torch, model, src_size, tgt_size, hidden, cell), bos)
     return batches, ours, theirs
 
 
@@ -222,7 +234,7 @@ def _status_kib(field):
     raise KeyError(field)
 
 
-def probe_memory(which, hidden, num_steps):
+def probe_memory(which, hidden, num_steps, cell):
     """Run in a fresh process: peak resident-set growth over ``--memory-batches`` training batches, in MiB.
 
     The baseline is taken after the model, data and optimizer exist and before the
@@ -232,7 +244,7 @@ def probe_memory(which, hidden, num_steps):
     do this: it never goes down and carries over the parent's mark.)
     """
     torch = import_torch() if which == "torch" else None
-    batches, ours, theirs = make_runners(hidden, torch, num_steps)
+    batches, ours, theirs = make_runners(hidden, torch, num_steps, cell)
     runner = ours if which == "npseq" else theirs
     stream = batch_stream(batches)
     try:
@@ -248,9 +260,10 @@ def probe_memory(which, hidden, num_steps):
     print(json.dumps({"peak_growth_mib": (peak - before) / 1024, "peak_mib": peak / 1024}))
 
 
-def memory_of(which, hidden, num_steps):
+def memory_of(which, hidden, num_steps, cell):
     command = [sys.executable, __file__, "--probe-memory", which, "--hidden", str(hidden), "--threads",
-               str(ARGS.threads), "--num-steps", str(num_steps), "--memory-batches", str(ARGS.memory_batches)]
+               str(ARGS.threads), "--num-steps", str(num_steps), "--memory-batches", str(ARGS.memory_batches),
+               "--cell", cell]
     command += ["--synthetic"] if ARGS.synthetic else ["--data", ARGS.data]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -265,8 +278,8 @@ def import_torch():
     return torch
 
 
-def compare_curves(hidden, torch, num_batches, num_steps=10):
-    batches, ours, theirs = make_runners(hidden, torch, num_steps)
+def compare_curves(hidden, torch, num_batches, num_steps=10, cell="gru"):
+    batches, ours, theirs = make_runners(hidden, torch, num_steps, cell)
     ours_stream, theirs_stream = batch_stream(batches), batch_stream(batches)
     phases = dict.fromkeys(PHASES, 0.0)
     curves = {"npseq": [], "torch": []}
@@ -302,14 +315,15 @@ def print_reference_loop(ours, batches, packed_seconds):
           f"ms/batch, {loop / packed_seconds:.2f} times the packed twin's")
 
 
-def print_roofline(model, hidden, num_steps, phase_seconds, batches):
+def print_roofline(model, hidden, num_steps, phase_seconds, batches, cell, peak) -> dict:
     """The products-only bound of these batches on this machine, and the fraction each implementation reaches.
 
     The bound counts only the products that the valid positions of each batch need (its sentences' lengths; what a
     packed implementation runs), averaged over ``batches`` as the measured times are; the padded bound, which
-    counts every row of the padded batch, is printed beside it for comparison with earlier runs."""
+    counts every row of the padded batch, is printed beside it for comparison with earlier runs. Returns, per
+    implementation, the fraction of the bound and of the SGEMM ``peak`` (FLOP/s) that the valid products reach."""
     vocab = model.decoder.vocab_size
-    padded = bahdanau_products(64, num_steps, num_steps, hidden, hidden, vocab, layers=2)
+    padded = bahdanau_products(64, num_steps, num_steps, hidden, hidden, vocab, layers=2, cell=cell)
     num_params = sum(p.data.size for p in model.parameters())
     elementwise = elementwise_flops(64, num_steps, num_steps, hidden, hidden, vocab, 2, num_params)
     padded_bound = sum(time_products(padded).values())
@@ -317,7 +331,7 @@ def print_roofline(model, hidden, num_steps, phase_seconds, batches):
     for batch in batches:
         _, X_len, _, Y_len = batch
         products = bahdanau_products(len(X_len), num_steps, num_steps, hidden, hidden, vocab, layers=2,
-                                     src_lens=np.asarray(X_len), tgt_lens=np.asarray(Y_len))
+                                     src_lens=np.asarray(X_len), tgt_lens=np.asarray(Y_len), cell=cell)
         product_flops += sum(p.flops for p in products) / len(batches)
         for phase, seconds in time_products(products).items():
             bound[phase] += seconds / len(batches)
@@ -326,12 +340,16 @@ def print_roofline(model, hidden, num_steps, phase_seconds, batches):
           f"{sum(p.flops for p in padded) / 1e9:.3f}), elementwise about {sum(elementwise.values()) / 1e9:.3f} "
           f"GFLOP (padded); the valid products alone take {total_bound * 1e3:.2f} ms here "
           f"({product_flops / total_bound / 1e9:.0f} GFLOP/s), the padded ones {padded_bound * 1e3:.2f} ms")
+    fractions = {}
     for name, seconds in phase_seconds.items():
         measured = sum(seconds.values())
         per_phase = ", ".join(f"{phase} {bound.get(phase, 0.0) * 1e3:.1f}/{seconds[phase] * 1e3:.1f}"
                               for phase in PHASES)
+        fractions[name] = dict(bound=total_bound / measured, peak=product_flops / measured / peak)
         print(f"  {name:6} reaches {total_bound / measured:.2f} of the products-only bound of the valid positions "
-              f"({padded_bound / measured:.2f} of the padded bound; bound/measured ms: {per_phase})")
+              f"and {fractions[name]['peak']:.2f} of the SGEMM peak ({padded_bound / measured:.2f} of the padded "
+              f"bound; bound/measured ms: {per_phase})")
+    return fractions
 
 
 def draw_curves(curves_by_hidden, path):
@@ -362,36 +380,44 @@ def corpus_path() -> str:
         sys.exit(f"bench_seq2seq: {exc}")
 
 
-def print_scale_table(rows):
-    """One line per (hidden, num_steps): both implementations' tokens/s, their ratio and peak memory."""
-    print("\nscale table (tokens/s are target tokens per second; ms/T: milliseconds per batch and step, flat when "
-          "time grows linearly with T; peak MiB: resident-set growth while training)")
-    print(f"  {'hidden':>6} {'T':>4}  {'npseq tok/s':>11} {'torch tok/s':>11} {'ratio':>6}  "
-          f"{'npseq ms':>9} {'torch ms':>9} {'npseq ms/T':>10}  {'npseq MiB':>9} {'torch MiB':>9}")
+def print_scale_table(rows, peak):
+    """One line per (cell, hidden, num_steps): both implementations' tokens/s, their ratio, time per training step,
+    the fraction of the SGEMM peak their valid products reach, and peak memory."""
+    print(f"\nscale table (tokens/s: target tokens per second; ms/step: milliseconds per training step, one batch; "
+          f"of peak: the valid positions' product FLOP/s over this machine's SGEMM peak, {peak / 1e9:.0f} GFLOP/s; "
+          f"of bound: over the time those products alone take; peak MiB: resident-set growth while training)")
+    print(f"  {'cell':>4} {'hidden':>6} {'T':>4}  {'npseq tok/s':>11} {'torch tok/s':>11} {'ratio':>6}  "
+          f"{'npseq ms/step':>13} {'torch ms/step':>13}  {'npseq of peak':>13} {'torch of peak':>13} "
+          f"{'npseq of bound':>14}  {'npseq MiB':>9} {'torch MiB':>9}")
     missing = float("nan")  # torch not installed
     for row in rows:
-        print(f"  {row['hidden']:>6} {row['num_steps']:>4}  {row['npseq_tps']:>11.0f} "
-              f"{row.get('torch_tps', missing):>11.0f} {row.get('ratio', missing):>6.2f}  {row['npseq_ms']:>9.1f} "
-              f"{row.get('torch_ms', missing):>9.1f} {row['npseq_ms'] / row['num_steps']:>10.2f}  "
-              f"{row['npseq_mib']:>9} {row.get('torch_mib', '-'):>9}")
+        print(f"  {row['cell']:>4} {row['hidden']:>6} {row['num_steps']:>4}  {row['npseq_tps']:>11.0f} "
+              f"{row.get('torch_tps', missing):>11.0f} {row.get('ratio', missing):>6.2f}  {row['npseq_ms']:>13.1f} "
+              f"{row.get('torch_ms', missing):>13.1f}  {row['npseq_peak']:>13.2f} "
+              f"{row.get('torch_peak', missing):>13.2f} {row['npseq_bound']:>14.2f}  {row['npseq_mib']:>9} "
+              f"{row.get('torch_mib', '-'):>9}")
 
 
 def main():
     if not ARGS.synthetic:
         ARGS.data = corpus_path()  # resolved once, here: the memory probes get the path itself
     if ARGS.probe_memory:
-        probe_memory(ARGS.probe_memory, ARGS.hidden[0], ARGS.num_steps[0])
+        probe_memory(ARGS.probe_memory, ARGS.hidden[0], ARGS.num_steps[0], ARGS.cell[0])
         return
     torch = import_torch()
     data = "random tokens" if ARGS.synthetic else "600 pairs"
-    print(f"d2l Bahdanau GRU translator, 2 layers, batch 64, {data}, float32, "
-          f"{ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches")
+    peak = sgemm_peak()
+    print(f"d2l Bahdanau translator ({' and '.join(cell.upper() for cell in ARGS.cell)}), 2 layers, batch 64, {data}, "
+          f"float32, {ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches")
+    print(f"SGEMM peak here: {peak / 1e9:.0f} GFLOP/s (float32 2048 x 2048 x 2048, {ARGS.threads} threads); "
+          + (f"torch {torch.__version__}, oneDNN (mkldnn) {'on' if torch.backends.mkldnn.is_available() else 'off'}"
+             if torch is not None else "no torch"))
     if torch is None:
         print("torch is not installed: npseq alone (pip install -e \".[torch]\" to compare)")
     curves_by_hidden = {}
     table = []
-    for hidden, num_steps in [(h, t) for h in ARGS.hidden for t in ARGS.num_steps]:
-        batches, ours, theirs = make_runners(hidden, torch, num_steps)
+    for cell, hidden, num_steps in [(c, h, t) for c in ARGS.cell for h in ARGS.hidden for t in ARGS.num_steps]:
+        batches, ours, theirs = make_runners(hidden, torch, num_steps, cell)
         streams = {"npseq": batch_stream(batches), "torch": batch_stream(batches)}
         runners = {"npseq": ours, "torch": theirs}
         names = [name for name in runners if runners[name] is not None]
@@ -404,13 +430,13 @@ def main():
                 speed, split = timed_run(runners[name], streams[name], ARGS.batches)
                 speeds[name].append(speed)
                 phases[name].append(split)
-        print(f"\nembed = hidden = {hidden}, num_steps = {num_steps}")
-        row = dict(hidden=hidden, num_steps=num_steps)
+        print(f"\n{cell.upper()}, embed = hidden = {hidden}, num_steps = {num_steps}")
+        row = dict(cell=cell, hidden=hidden, num_steps=num_steps)
         print(f"  {'':6} {'tokens/s':>9} {'ms/batch':>9}  " + "  ".join(f"{p:>9}" for p in PHASES)
               + f"  {'peak MiB':>9}")
         for name in names:
             median_split = {p: statistics.median(s[p] for s in phases[name]) for p in PHASES}
-            memory = "-" if ARGS.no_memory else memory_of(name, hidden, num_steps)["peak_growth_mib"]
+            memory = "-" if ARGS.no_memory else memory_of(name, hidden, num_steps, cell)["peak_growth_mib"]
             memory = "-" if memory in ("-", None) else f"{memory:.1f}"
             row.update({f"{name}_tps": statistics.median(speeds[name]), f"{name}_mib": memory,
                         f"{name}_ms": sum(median_split.values()) * 1e3})
@@ -418,16 +444,17 @@ def main():
                   + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}")
         medians = {name: {p: statistics.median(s[p] for s in phases[name]) for p in PHASES} for name in names}
         print_reference_loop(ours, batches, sum(medians["npseq"].values()))
-        print_roofline(ours.model, hidden, num_steps, medians, batches)
+        for name, fraction in print_roofline(ours.model, hidden, num_steps, medians, batches, cell, peak).items():
+            row.update({f"{name}_peak": fraction["peak"], f"{name}_bound": fraction["bound"]})
         if torch is not None:
             ratio = statistics.median(speeds["npseq"]) / statistics.median(speeds["torch"])
             print(f"  npseq/torch tokens/s ratio: {ratio:.2f}")
             row["ratio"] = ratio
             if ARGS.curves:
-                curves_by_hidden[hidden] = compare_curves(hidden, torch, ARGS.curves, num_steps)
+                curves_by_hidden[hidden] = compare_curves(hidden, torch, ARGS.curves, num_steps, cell)
         table.append(row)
     if len(table) > 1:
-        print_scale_table(table)
+        print_scale_table(table, peak)
     if curves_by_hidden and ARGS.curves_png:
         draw_curves(curves_by_hidden, ARGS.curves_png)
 

@@ -39,7 +39,20 @@ class Product(NamedTuple):
         return 2 * self.batch * self.m * self.k * self.n * self.count
 
 
-def _forward_products(N, S, T, E, H, V, layers, src_lens=None, tgt_lens=None):
+def _recurrent_products(side: str, cell: str, H: int, steps: list, layer: int) -> list:
+    """The hidden-side products of one recurrent layer: a GRU's ``h W_h[r, z]`` and ``(r h) W_hn``, an LSTM's one
+    ``h W_h`` of its four gates."""
+    if cell == "lstm":
+        return [(f"{side} h W_h[i, f, o, g], layer {layer}", 1, steps, H, 4 * H, True)]
+    return [(f"{side} h W_h[r, z], layer {layer}", 1, steps, H, 2 * H, True),
+            (f"{side} (r h) W_hn, layer {layer}", 1, steps, H, H, True)]
+
+
+GATES = {"gru": 3, "lstm": 4}
+"""Gate blocks of each cell: the input projection's width is ``GATES[cell] * H``."""
+
+
+def _forward_products(N, S, T, E, H, V, layers, src_lens=None, tgt_lens=None, cell="gru"):
     """The forward products: (phase, what, batch, rows of each call, k, n, weight gradient stacked over the calls?).
 
     Without lengths every call has all ``N`` rows (``N * S`` for the ones over the whole source). With
@@ -54,11 +67,11 @@ def _forward_products(N, S, T, E, H, V, layers, src_lens=None, tgt_lens=None):
     keys = [int(src[tgt > t].sum()) for t in range(T)]  # valid (query, key) pairs of decoder step t
     src_rows, tgt_rows = [int(src.sum())], [int(tgt.sum())]
     padded = src_lens is None and tgt_lens is None
-    encoder = [("encoder input projection, layer 0", 1, src_rows, E, 3 * H, True)]
-    encoder += [(f"encoder input projection, layer {l}", 1, src_rows, H, 3 * H, True) for l in range(1, layers)]
+    width = GATES[cell] * H
+    encoder = [("encoder input projection, layer 0", 1, src_rows, E, width, True)]
+    encoder += [(f"encoder input projection, layer {l}", 1, src_rows, H, width, True) for l in range(1, layers)]
     for l in range(layers):
-        encoder += [(f"encoder h W_h[r, z], layer {l}", 1, enc_steps, H, 2 * H, True),
-                    (f"encoder (r h) W_hn, layer {l}", 1, enc_steps, H, H, True)]
+        encoder += _recurrent_products("encoder", cell, H, enc_steps, l)
     # the context alpha V: N products (1, S) @ (S, H) a step when padded; over the valid keys, one (1, keys) @
     # (keys, H) of the same flops
     context = ("context alpha V", N, [1] * T, S, H, False) if padded else ("context alpha V", 1, [1] * T, keys, H,
@@ -67,18 +80,17 @@ def _forward_products(N, S, T, E, H, V, layers, src_lens=None, tgt_lens=None):
                ("query projection", 1, dec_steps, H, H, True),
                ("scores w_v . tanh(q + k)", 1, keys, H, 1, True),
                context,
-               ("decoder input projection [c; E y], layer 0", 1, dec_steps, H + E, 3 * H, True)]
-    decoder += [(f"decoder input projection, layer {l}", 1, dec_steps, H, 3 * H, True) for l in range(1, layers)]
+               ("decoder input projection [c; E y], layer 0", 1, dec_steps, H + E, width, True)]
+    decoder += [(f"decoder input projection, layer {l}", 1, dec_steps, H, width, True) for l in range(1, layers)]
     for l in range(layers):
-        decoder += [(f"decoder h W_h[r, z], layer {l}", 1, dec_steps, H, 2 * H, True),
-                    (f"decoder (r h) W_hn, layer {l}", 1, dec_steps, H, H, True)]
+        decoder += _recurrent_products("decoder", cell, H, dec_steps, l)
     decoder += [("output layer", 1, tgt_rows, H, V, True)]
     return [("encoder",) + p for p in encoder] + [("decoder",) + p for p in decoder]
 
 
-def bahdanau_products(N, S, T, E, H, V, layers=2, src_lens=None, tgt_lens=None) -> list:
-    """Every product of one training batch of the Bahdanau GRU translator, forward and backward, as
-    :class:`Product` rows. The hidden-side products are listed as ``h W_h[r, z]`` and
+def bahdanau_products(N, S, T, E, H, V, layers=2, src_lens=None, tgt_lens=None, cell="gru") -> list:
+    """Every product of one training batch of the Bahdanau translator (GRU or LSTM ``cell``), forward and
+    backward, as :class:`Product` rows. A GRU's hidden-side products are listed as ``h W_h[r, z]`` and
     ``(r h) W_hn``; the reset-after GRU the models build does ``h W_h`` in one product instead,
     the same work.
 
@@ -89,7 +101,8 @@ def bahdanau_products(N, S, T, E, H, V, layers=2, src_lens=None, tgt_lens=None) 
             positions need are counted (what a packed implementation runs), not every padded row.
     """
     rows = []
-    for phase, what, batch, calls, k, n, stacked in _forward_products(N, S, T, E, H, V, layers, src_lens, tgt_lens):
+    for phase, what, batch, calls, k, n, stacked in _forward_products(N, S, T, E, H, V, layers, src_lens, tgt_lens,
+                                                                      cell):
         if isinstance(k, list):  # the context over the valid keys: k varies by call, m = 1
             sizes = collections.Counter((1, kk) for kk, m in zip(k, calls) if kk)
             for (m, kk), count in sorted(sizes.items()):
@@ -143,3 +156,19 @@ def time_products(products, repeats: int = 3, seed: int = 0) -> dict:
         if best is None or sum(seconds.values()) < sum(best.values()):
             best = seconds
     return best
+
+
+def sgemm_peak(size: int = 2048, repeats: int = 5, seed: int = 0) -> float:
+    """This machine's float32 matrix-product rate in FLOP/s, at its BLAS threads: the best of ``repeats``
+    ``(size, size) @ (size, size)`` products, a shape large enough to run at the kernel's full speed. (At 1024 the
+    best of five read anywhere from 220 to 376 GFLOP/s on one 2-core AMD EPYC within minutes; at 2048, 385 or 386.)"""
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal((size, size), dtype=np.float32) for _ in range(2))
+    out = np.empty((size, size), dtype=np.float32)
+    np.matmul(a, b, out=out)  # warm-up: threads started, pages touched
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.matmul(a, b, out=out)
+        best = min(best, time.perf_counter() - start)
+    return 2 * size ** 3 / best
