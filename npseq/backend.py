@@ -36,10 +36,11 @@ import numpy
 
 from .errors import InvalidTypeError, InvalidValueError, UserError
 
-__all__ = [
-    "xp", "numpy", "set_backend",  # noqa: F822 (xp is served by the module's __getattr__, so it follows set_backend) "backend_name", "get_array_module", "to_numpy",
+__all__ = [  # noqa: F822 (xp is served by the module's __getattr__, so it follows set_backend)
+    "xp", "numpy", "set_backend", "backend_name", "get_array_module", "to_numpy",
     "asarray", "scalars_to_host", "default_dtype", "set_default_dtype", "scatter_add", "BackendError",
-    "set_fused_kernels", "fused_kernels_enabled", "blas_threads", "chosen_blas_threads", "BLAS_THREADS_MIN_ELEMENTS",
+    "set_fused_kernels", "fused_kernels_enabled", "blas_threads", "chosen_blas_threads",
+    "BLAS_THREADS_MIN_ELEMENTS",
 ]
 
 BACKENDS = ("numpy", "cupy")
