@@ -161,8 +161,7 @@ class GradCheckReport:
                 "x".join(map(str, row.shape)) or "scalar",
                 f"{row.max_rel_error:.2e}",
                 "-" if row.worst_index is None else str(list(row.worst_index)),
-                "-" if row.analytic_value is None else f"{row.analytic_value:+.6e}",
-                "-" if row.numeric_value is None else f"{row.numeric_value:+.6e}",
+                *_shown_values(row),
                 verdict,
             ))
         widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines)]
@@ -237,6 +236,26 @@ def step_report(step: int, num_steps: int, source: str | None = None) -> str:
         return head + (f"in the gradient that step t={step + 1} hands back to t={step} (with no upstream "
                        f"gradient after t={step}, t={step} is right)")
     return head + f"at the step that handles t={step}, or in the gradient that step t={step + 1} hands back to it"
+
+
+def distinct_numbers(first: float, second: float) -> tuple:
+    """``first`` and ``second`` in scientific notation with the fewest significant digits, 7 to 17, that print
+    them differently (17 tell any two float64 apart): a float32 slip no longer reads as two equal numbers."""
+    for digits in range(7, 18):
+        shown = f"{first:+.{digits - 1}e}", f"{second:+.{digits - 1}e}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
+def _shown_values(row: GradCheckRow) -> tuple:
+    """The analytic and numeric values of a row's worst element as its table prints them ("-" for none); a failing
+    row's with as many digits as it takes to print them differently."""
+    if row.analytic_value is None or row.numeric_value is None:
+        return tuple("-" if v is None else f"{v:+.6e}" for v in (row.analytic_value, row.numeric_value))
+    if row.ok:
+        return f"{row.analytic_value:+.6e}", f"{row.numeric_value:+.6e}"
+    return distinct_numbers(row.analytic_value, row.numeric_value)
 
 
 def compare(name: str, analytic, numeric, tol: float = DEFAULT_TOL, time_axis: int | None = None) -> GradCheckRow:

@@ -1,4 +1,6 @@
 """The checker itself: it must catch and locate a wrong backward, and refuse coarse inputs."""
+import re
+
 import numpy as np
 import pytest
 
@@ -36,6 +38,25 @@ def test_correct_backward_passes_and_prints_a_table():
     assert report.ok and report.max_rel_error < 1e-8
     header = str(report).splitlines()[0].split()
     assert header == ["tensor", "shape", "max", "rel", "error", "worst", "at", "analytic", "numeric", "verdict"]
+
+
+def test_a_failing_row_prints_its_two_values_differently():
+    # A backward rounded to float32 fails at 1e-7 although both values agree to six decimals: its table row must
+    # not show the learner two equal numbers.
+    rng = np.random.default_rng(3)
+    inputs = {"x": rng.standard_normal((2, 3)), "w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+
+    def backward_in_float32(dout, cache):
+        dx, dw, db = F.affine_backward(dout, cache)
+        return dx.astype(np.float32), dw, db
+
+    report = check_function(F.affine_forward, backward_in_float32, inputs, tol=1e-10)
+    row = report["x"]
+    assert not row.ok
+    line = next(line for line in str(report).splitlines() if line.startswith("x "))
+    analytic, numeric = re.findall(r"[+-]\d\.\d+e[+-]\d+", line)
+    assert analytic != numeric, line
+    assert float(analytic) == pytest.approx(row.analytic_value, rel=1e-6), line
 
 
 def test_wrong_gradient_shape_is_a_failure_not_a_crash():

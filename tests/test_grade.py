@@ -1,6 +1,7 @@
 """The course grader: it scores skeletons 0, npseq's own backward 100, and pinpoints a planted bug."""
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,7 @@ from npseq import functional as F
 from npseq.course import EXERCISES, NAMES, SubmissionError, grade_file
 from npseq.course.handout import skeleton_source
 from npseq.course.sheet import names_of_sets
+from npseq.gradcheck import distinct_numbers
 from npseq.grade import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -317,6 +319,33 @@ def test_nan_and_inf_are_located(tmp_path):
     problems = {row.tensor: row.problem for row in gru.rows if not row.ok and row.case.startswith("reset_after=F")}
     assert problems == {"dWx": "not finite: 1 NaN and 0 inf; NaN at dWx[1, 7]: gate z, unit 2",
                         "dbh": "not finite: 0 NaN and 1 inf; inf at dbh[11]: gate n, unit 1"}
+
+
+def test_a_float32_slip_prints_two_different_numbers_and_names_the_dtype(tmp_path):
+    # Rounded to float32, dprev_h differs from float64's in the eighth digit: a report that prints six decimals
+    # showed the learner two equal numbers side by side and called them different.
+    path = write(tmp_path, """\
+        from npseq import functional as F
+
+        def rnn_step_backward(dnext_h, cache):
+            dx, dprev_h, dWx, dWh, db = F.rnn_step_backward(dnext_h, cache)
+            return dx, dprev_h.astype("float32"), dWx, dWh, db
+        """)
+    rnn = grade_file(path, only=["rnn_step_backward"])["rnn_step_backward"]
+    wrong = [row for row in rnn.rows if not row.ok]
+    assert wrong and {row.tensor for row in wrong} == {"dprev_h"}
+    for row in wrong:
+        yours, npseq = re.search(r"yours (\S+), (?:npseq|finite differences) (\S+?);", row.problem).groups()
+        assert yours != npseq, row.problem
+        assert row.problem.endswith("yours is float32, the case's arrays are float64"), row.problem
+    assert rnn.diagnoses() == ["dprev_h: float32, not float64"]
+
+
+@pytest.mark.parametrize("first, second", [(0.6619668612, 0.6619668834), (1.0, 1.0 + 2 ** -52), (-3e-9, -3.1e-9)])
+def test_distinct_numbers_always_print_differently(first, second):
+    shown = distinct_numbers(first, second)
+    assert shown[0] != shown[1] and float(shown[0]) == pytest.approx(first, rel=1e-6)
+    assert distinct_numbers(0.5, 0.25) == ("+5.000000e-01", "+2.500000e-01")  # seven digits when they do
 
 
 def test_a_wrapper_around_npseq_backward_is_flagged_even_when_hidden(tmp_path, capsys):

@@ -50,7 +50,15 @@ import sys
 import time
 
 from .. import backend
-from ..gradcheck import DEFAULT_TOL, compare, first_wrong_step, gradient_error, numerical_gradient, step_report
+from ..gradcheck import (
+    DEFAULT_TOL,
+    compare,
+    distinct_numbers,
+    first_wrong_step,
+    gradient_error,
+    numerical_gradient,
+    step_report,
+)
 from ..samples import normal
 from . import watch
 from .cases import Case, seed_of
@@ -163,14 +171,21 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
     if not finite:
         problem = _not_finite(name, row.analytic, shape, gates, time_axis)
     elif not row.ok:
+        yours, theirs = distinct_numbers(row.analytic_value, row.numeric_value)
         problem = (f"worst at {describe_index(name, row.worst_index, shape, gates, time_axis)}; "
-                   f"yours {row.analytic_value:+.6e}, finite differences {row.numeric_value:+.6e}")
+                   f"yours {yours}, finite differences {theirs}")
     elif not ok:
         worst = tuple(int(i) for i in xp.unravel_index(int(xp.argmax(xp.abs(row.analytic - expected))), shape))
+        yours, theirs = distinct_numbers(float(row.analytic[worst]), float(expected[worst]))
         problem = (f"differs from npseq at {describe_index(name, worst, shape, gates, time_axis)}; "
-                   f"yours {float(row.analytic[worst]):+.6e}, npseq {float(expected[worst]):+.6e}")
+                   f"yours {yours}, npseq {theirs}")
     step = None if ok or time_axis is None else first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL)
     diagnosis = "" if ok else diagnose(name, row.analytic, expected, gates, step)
+    given_dtype = getattr(given, "dtype", None)
+    if not ok and finite and given_dtype is not None and given_dtype != numeric.dtype:
+        # The precision is the mistake to fix first: the elements it spoils depend on rounding luck.
+        problem += f"; yours is {given_dtype}, the case's arrays are {numeric.dtype}"
+        diagnosis = f"{name}: {given_dtype}, not {numeric.dtype}"
     return TensorGrade(case, name, shape, row.max_rel_error, diff, ok, problem, step, diagnosis)
 
 
@@ -284,7 +299,7 @@ def _returned(result, names: tuple) -> Message:
         elif array.nbytes > 8 * 2 ** 20:
             items.append({"not_array": f"an array of {array.nbytes} bytes, more than any gradient here"})
         else:
-            items.append({"array": len(arrays)})
+            items.append({"array": len(arrays), "dtype": array.dtype.name})
             arrays.append(array.astype(backend.numpy.float64))
     return Message({"kind": "returned", "items": items}, tuple(arrays))
 
@@ -371,8 +386,19 @@ def _given(reply: Message, index: int):
         return None
     position = item.get("array")
     if isinstance(position, int) and 0 <= position < len(reply.arrays):
-        return reply.arrays[position]
+        return _as_sent(reply.arrays[position], item.get("dtype"))
     return str(item.get("not_array", "an answer the grader cannot read"))[:MAX_MESSAGE_CHARS]
+
+
+def _as_sent(array, dtype_name):
+    """A returned array (carried as float64) back in the dtype the learner's function gave it, so that a report can
+    name a precision slip; the dtype is the child's word, so only a plain number type of at most 8 bytes, into which
+    the float64 copy converts back exactly, is taken."""
+    try:
+        dtype = backend.numpy.dtype(dtype_name if isinstance(dtype_name, str) else "float64")
+    except TypeError:
+        return array
+    return array.astype(dtype) if dtype.kind in "biuf" and dtype.itemsize <= 8 else array
 
 
 def _learner_grads(reply: Message, names: tuple):
