@@ -372,6 +372,25 @@ def test_the_autograder_writes_results_even_when_its_config_or_the_submission_is
     assert autograder_main(["--root"]) == 2 and "expected --root ROOT" in capsys.readouterr().err
 
 
+def test_the_autograders_printout_gives_the_score_its_results_json_carries(tmp_path, capsys):
+    # rnn_step_backward is worth 2 points and has 4 of 5 tensors right in each case; lstm_step_backward, worth 1,
+    # is right: results.json gives 1.6 + 1 = 2.6 of 3. The printout (what the instructor reads in Gradescope's
+    # stdout) said "1.80 / 2 points", each exercise at one point: two scores for one submission.
+    (tmp_path / "source").mkdir()
+    (tmp_path / "source" / "config.json").write_text(SCORING.to_json())
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / SKELETON_NAME).write_text(WRONG)
+    capsys.readouterr()
+    assert autograder_main(["--root", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "results" / "results.json").read_text())
+    printed = capsys.readouterr().out
+    assert data["score"] == pytest.approx(2.6)
+    score_line = [line for line in printed.splitlines() if line.startswith("score: ")]
+    assert score_line == ["score: 2.6 / 3 points = 86.7%"], printed
+    assert "rnn_step_backward(dnext_h, cache): 8/10 tensors correct, 1.6 of 2 points" in printed
+    assert "lstm_step_backward(dnext_h, dnext_c, cache): 12/12 tensors correct, 1 of 1 points" in printed
+
+
 def _filled_notebook(handout: pathlib.Path) -> str:
     """The hand-out notebook with each exercise's code cell replaced by its solution, as a learner would."""
     notebook = json.loads(handout.read_text())

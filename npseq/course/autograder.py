@@ -28,7 +28,7 @@ import traceback
 
 from .cases import student_seed
 from .grader import grade_file
-from .gradescope import OUTPUT_CHARS, Scoring, capped, results, unloadable, write_results
+from .gradescope import OUTPUT_CHARS, Scoring, capped, exercise_scores, results, unloadable, write_results
 from .handout import NOTEBOOK_NAME, SKELETON_NAME
 from .submission import SubmissionError, one_line
 
@@ -118,7 +118,7 @@ def _results_of(root: str, started: float) -> dict:
         report = grade_file(found.path, only=scoring.names, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
                             quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")),
                             policy=scoring.policy, seed=seed, case_seeds=drawn)
-        print(report.table())
+        print(report.table(scored=exercise_scores(report, scoring)))  # the score results.json carries
         return results(report, scoring)
     except SubmissionError as exc:
         print(f"cannot grade {found.path}: {exc}")

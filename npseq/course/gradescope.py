@@ -37,7 +37,7 @@ from .. import __version__
 from ..errors import InvalidValueError, UserError
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .report import POLICIES, FunctionGrade, GradeReport
+from .report import POLICIES, FunctionGrade, GradeReport, Scored
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, NAMES, names_of_sets
 
 ALL_CASES = "all"
@@ -299,6 +299,16 @@ def case_scores(function: FunctionGrade, scoring: Scoring) -> list:
         scores.append(CaseScore(number, f"{number} {function.name}: {label}", function.name, score, share, passed,
                                 table, index in hidden))
     return scores
+
+
+def exercise_scores(report: GradeReport, scoring: Scoring) -> dict:
+    """``{exercise: Scored(earned, worth)}``: each exercise's points as :func:`results` gives them (the sum of its
+    cases' tests, as rounded there), for a text report that says the same score as ``results.json``."""
+    earned = {function.name: 0.0 for function in report.functions}
+    for function in report.functions:
+        for score in case_scores(function, scoring):
+            earned[function.name] += score.to_test()["score"]
+    return {name: Scored(points, scoring.points_of(name)) for name, points in earned.items()}
 
 
 def _summary(scores: list, total: float, report: GradeReport | None = None, reason: str = "") -> str:

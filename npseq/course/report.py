@@ -8,6 +8,7 @@ grader (:mod:`npseq.course.grader`) fills them, and nothing here runs a learner'
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 from .copies import CopyCheck
 
@@ -46,6 +47,12 @@ POLICIES = ("note", "zero")
 
 FAILURES = ("time limit", "crashed", "exited", "sys.exit")
 """How a function can fail as a whole (it then scores 0): what :attr:`FunctionGrade.failure` starts with."""
+
+
+class Scored(NamedTuple):
+    """What one exercise earned of what it is worth, in a platform's points (:meth:`GradeReport.table`)."""
+    earned: float
+    worth: float
 
 
 @dataclasses.dataclass
@@ -117,17 +124,20 @@ class FunctionGrade:
     def rows_for(self, tensor: str) -> list:
         return [row for row in self.rows if row.tensor == tensor]
 
-    def section(self) -> str:
+    def section(self, scored: Scored | None = None) -> str:
+        """The function's table, headed by its points: :attr:`points` of 1, or ``scored``'s (a platform's)."""
+        worth = f" of {scored.worth:g}" if scored else ""
         if self.failure:
-            return f"== {self.signature}: {self.failure}, 0 points"
+            return f"== {self.signature}: {self.failure}, 0{worth} points"
         if self.status == "not attempted":
-            return f"== {self.signature}: not attempted (not defined in the file), 0 points"
+            return f"== {self.signature}: not attempted (not defined in the file), 0{worth} points"
         if self.status == "not implemented":
             messages = dict.fromkeys(p.message for p in self.problems)
-            return "\n".join([f"== {self.signature}: not implemented, 0 points"]
+            return "\n".join([f"== {self.signature}: not implemented, 0{worth} points"]
                              + [f"   {message}" for message in messages])
         zeroed = f" ({self.penalty})" if self.penalty else ""
-        lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {self.points:.2f} points{zeroed}"]
+        earned = f"{scored.earned:g}{worth}" if scored else f"{self.points:.2f}"
+        lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {earned} points{zeroed}"]
         if self.note:
             lines.append(f"   note: {self.note}")
         if self.likeness and not self.copied:
@@ -262,17 +272,26 @@ class GradeReport:
                 lines += function.likeness.side_by_side()
         return lines
 
-    def table(self) -> str:
+    def table(self, scored: dict | None = None) -> str:
+        """The report as text. Each function is worth one point, unless ``scored`` (``{name: Scored}``, a
+        platform's own scoring: points per exercise, a case without gradients at 0) says what each earned of what,
+        so that the text and the platform's file give one score."""
         lines = [f"grading {self.path}", ""]
         if self.notes:
             lines += ["skipped while reading the notebook (not Python):"] + [f"   {note}" for note in self.notes] + [""]
         for function in self.functions:
-            lines += [function.section(), ""]
+            lines += [function.section(scored[function.name] if scored else None), ""]
         if self.missing:
             lines.append(f"not attempted (0 points): {', '.join(self.missing)}")
         lines += self.honesty_lines()
-        unit = "point" if len(self.functions) == 1 else "points"
-        lines.append(f"score: {self.points:.2f} / {len(self.functions)} {unit} = {self.score:.1f}%"
+        if scored:
+            earned, worth = sum(s.earned for s in scored.values()), sum(s.worth for s in scored.values())
+            shown = f"{round(earned, 4):g} / {worth:g}"
+        else:
+            earned, worth = self.points, len(self.functions)
+            shown = f"{earned:.2f} / {worth}"
+        percent = 100.0 * earned / worth if worth else 0.0
+        lines.append(f"score: {shown} {'point' if worth == 1 else 'points'} = {percent:.1f}%"
                      + ("  -- all correct" if self.ok else ""))
         return "\n".join(lines)
 
