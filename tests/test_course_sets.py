@@ -62,14 +62,43 @@ def test_several_sets_are_one_handout_numbered_through(tmp_path, capsys):
     capsys.readouterr()
 
 
-def test_only_and_set_together_hand_out_both_and_the_autograder_numbers_alike():
-    exercises = chosen_exercises(only=["rnn_step_backward"], sets=["transformer"])
-    assert [(e.number, e.name) for e in exercises] == [
-        (number, name) for number, name in enumerate(["rnn_step_backward", *names_of_sets(["transformer"])], 1)]
+def test_only_with_a_set_grades_and_hands_out_those_functions_and_what_they_build_on(tmp_path, capsys):
+    # --set variants --only F graded the whole set besides F: the set's three others "not implemented", the score
+    # out of 4. --only chooses, the set says which hand-out the names come from, and both commands agree.
+    skeleton = ROOT / "tutorials" / "exercises" / "backprop_exercises.py"
+    code, data = _graded(capsys, str(skeleton), "--set", "variants", "--only", "minimal_gated_unit_step_backward")
+    assert code == 1 and [e["name"] for e in data["exercises"]] == ["minimal_gated_unit_step_backward"]
+    assert data["max_points"] == 1
+    code, data = _graded(capsys, str(skeleton), "--set", "transformer", "--only", "multihead_attention_backward")
+    built_on = ["masked_softmax_backward", "scaled_dot_product_attention_backward", "multihead_attention_backward"]
+    assert [e["name"] for e in data["exercises"]] == built_on  # what it builds on comes along, from any set
+    exercises = chosen_exercises(only=["multihead_attention_backward"], sets=["transformer"])
+    assert [(e.number, e.name) for e in exercises] == list(enumerate(built_on, 1))
+    assert grade_arguments(exercises) == [word for name in built_on for word in ("--only", name)]
     scoring = Scoring(only=tuple(e.name for e in exercises))
     tests = unloadable("no file", scoring)["tests"]
     assert {test["number"].split(".")[0] + " " + test["name"].split()[1].rstrip(":") for test in tests} == \
         {f"{e.number} {e.name}" for e in exercises}
+
+
+def test_only_outside_its_set_is_refused_before_grading(tmp_path, capsys):
+    skeleton = ROOT / "tutorials" / "exercises" / "backprop_exercises.py"
+    assert npseq_main(["grade", str(skeleton), "--set", "transformer", "--only", "rnn_step_backward"]) == 2
+    error = capsys.readouterr().err
+    assert "--only: expected exercises of the set transformer" in error and "got rnn_step_backward" in error
+    assert "with theirs (classic)" in error and "Traceback" not in error
+    assert npseq_main(["exercises", "--set", "transformer", "--only", "rnn_step_backward", "--out",
+                       str(tmp_path / "h")]) == 2
+    assert "--only: expected exercises of the set transformer" in capsys.readouterr().err
+    assert not (tmp_path / "h").exists()
+
+
+def test_the_help_of_both_commands_says_what_only_grades(capsys):
+    for command in ("grade", "exercises"):
+        with pytest.raises(SystemExit):
+            npseq_main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert ("builds on" in text or "build on" in text) and "with --set, " in text, command
 
 
 def test_without_set_or_only_the_grader_grades_what_the_file_defines(tmp_path, capsys):

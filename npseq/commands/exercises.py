@@ -106,8 +106,8 @@ def add_arguments(parser) -> None:
                              + "; ".join(f"{name}: {SET_SUMMARIES[name]}" for name in SET_NAMES)
                              + f" (default: {', '.join(DEFAULT_SETS)})")
     parser.add_argument("--only", nargs="+", choices=NAMES, metavar="NAME",
-                        help="these exercises (and those they build on), in the hand-out and the autograder; "
-                             "default: every exercise of the sets")
+                        help="these exercises (and those they build on), in the hand-out and the autograder; with "
+                             "--set, exercises of those sets; default: every exercise of the sets")
     parser.add_argument("--points", action="append", type=points_option, default=[], metavar="NAME=P",
                         help="the autograder: exercise NAME is worth P points (repeatable; default 1 each), "
                              "shared evenly by its cases")

@@ -51,8 +51,8 @@ def add_arguments(parser) -> None:
                         help="grade every exercise of these sets (" + ", ".join(SET_NAMES) + "), defined in the "
                              "file or not, as their hand-out lists them; default: the exercises the file defines")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
-                        help="grade this function (repeatable), defined in the file or not; with --set, besides "
-                             "the sets'")
+                        help="grade this function and those it builds on (repeatable), defined in the file or "
+                             "not; with --set, a function of those sets (and only these are graded)")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="text: tables (default); json: one JSON object on stdout; gradescope: write "
                              "Gradescope's results.json (see --results) and print the tables")
@@ -102,6 +102,10 @@ def _stop(signum, frame):
 def run(args) -> int:
     """Grade ``args.paths`` as ``npseq grade`` parsed them: one file, or a class; return the exit code."""
     signal.signal(signal.SIGTERM, _stop)
+    try:
+        graded_names(args.only, args.sets)
+    except ValueError as exc:  # refused before any grading
+        raise UsageError(f"--{exc}") from None
     if len(args.paths) > 1 or os.path.isdir(args.paths[0]):
         return _run_class(args)
     given = [f"--{name}" for name in CLASS_OPTIONS if getattr(args, name) not in (None, False)]

@@ -32,6 +32,7 @@ from .sheet import (
     NAMES,
     SET_NAMES,
     SETS,
+    graded_names,
     names_of_sets,
     with_prerequisites,
 )
@@ -81,13 +82,16 @@ class HandoutError(Exception):
 
 
 def chosen_exercises(only=None, sets=None) -> list:
-    """The exercises of a hand-out, numbered from 1 in the order of the sheet: those of ``sets`` and ``only``, with
-    what they build on (neither: the default sets, :data:`~npseq.course.sheet.DEFAULT_SETS`).
+    """The exercises of a hand-out, numbered from 1 in the order of the sheet: those of ``only`` with what they build
+    on (``sets``, given too, must hold them), else every exercise of ``sets``, with what they build on (neither: the
+    default sets, :data:`~npseq.course.sheet.DEFAULT_SETS`): what ``npseq grade`` grades with the same options
+    (:func:`~npseq.course.sheet.graded_names`).
 
     The autograder numbers its tests the same way (exercise 3, case 2 is test ``3.2``).
 
     Raises:
-        HandoutError: ``only`` names something that is not an exercise, or ``sets`` something that is not a set.
+        HandoutError: ``only`` names something that is not an exercise, or one that ``sets`` lack; ``sets``
+            something that is not a set.
     """
     unknown = [name for name in (only or ()) if name not in NAMES]
     if unknown:
@@ -95,7 +99,10 @@ def chosen_exercises(only=None, sets=None) -> list:
     unknown = [name for name in (sets or ()) if name not in SETS]
     if unknown:
         raise HandoutError(f"--set: expected names from {list(SET_NAMES)}, got {unknown}")
-    names = with_prerequisites([*(only or ()), *names_of_sets(sets or (() if only else DEFAULT_SETS))])
+    try:
+        names = graded_names(only, sets or (() if only else DEFAULT_SETS))
+    except ValueError as exc:
+        raise HandoutError(f"--{exc}") from None
     return [dataclasses.replace(EXERCISE_BY_NAME[name], number=number) for number, name in enumerate(names, 1)]
 
 

@@ -56,17 +56,27 @@ def names_of_sets(sets) -> list:
 
 
 def graded_names(only=None, sets=None) -> list:
-    """The exercises a grading of ``only`` (names) and ``sets`` covers, in the order of the sheet; ``None`` for both
-    means "those the file defines", which the grader reads off the file.
+    """The exercises a grading or a hand-out of ``only`` (names) and ``sets`` covers, in the order of the sheet.
+
+    ``only`` chooses: those exercises and what they build on; ``sets``, given too, says which hand-out they come
+    from, and must hold them. ``sets`` alone: every exercise of the sets, with what they build on. ``None`` for
+    both means "those the file defines", which the grader reads off the file.
 
     Raises:
-        ValueError: a name that is not an exercise's, or not a set's.
+        ValueError: a name that is not an exercise's, or not a set's; a name of ``only`` that ``sets`` lack.
     """
     unknown = [name for name in (only or ()) if name not in NAMES]
     if unknown:
         raise ValueError(f"only: expected names from {list(NAMES)}, got {unknown}")
-    chosen = set(only or ()) | set(names_of_sets(sets or ()))
-    return [name for name in NAMES if name in chosen]
+    within = names_of_sets(sets or ())
+    if not only:
+        return within
+    outside = [name for name in only if name not in within]
+    if sets and outside:
+        raise ValueError(f"only: expected exercises of the set{'s' if len(sets) > 1 else ''} {', '.join(sets)} "
+                         f"({', '.join(within)}), got {', '.join(outside)}; name them without a set, or with theirs "
+                         f"({', '.join(dict.fromkeys(SET_OF[name] for name in outside))})")
+    return with_prerequisites(only)
 
 
 __all__ = ["DEFAULT_SETS", "EXERCISES", "EXERCISE_BY_NAME", "NAMES", "SETS", "SET_NAMES", "SET_OF", "graded_names",
