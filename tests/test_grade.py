@@ -348,6 +348,59 @@ def test_distinct_numbers_always_print_differently(first, second):
     assert distinct_numbers(0.5, 0.25) == ("+5.000000e-01", "+2.500000e-01")  # seven digits when they do
 
 
+def test_a_gradient_off_by_a_constant_factor_says_the_factor(tmp_path):
+    path = write(tmp_path, """\
+        from npseq import functional as F
+
+        def rnn_step_backward(dnext_h, cache):
+            dx, dprev_h, dWx, dWh, db = F.rnn_step_backward(dnext_h, cache)
+            return dx / len(dnext_h), dprev_h, 2 * dWx, dWh, -db
+        """)
+    rnn = grade_file(path, only=["rnn_step_backward"])["rnn_step_backward"]
+    # the first case has N=3, the second N=1 (where dx / N is right)
+    assert rnn.diagnoses() == ["dx: 1/3 of npseq's", "dWx: 2 times npseq's", "db: the opposite sign"]
+    problems = {(row.case, row.tensor): row.problem for row in rnn.rows if not row.ok}
+    assert "dx is 1/3 of npseq's everywhere: the direction is right and the scale is not" in \
+        problems[("N=3 D=4 H=5", "dx")]
+    assert "db is -1 times npseq's everywhere: a sign" in problems[("N=1 D=2 H=1", "db")]
+
+
+def test_steps_stacked_in_reverse_are_named_and_not_blamed_on_a_step(tmp_path):
+    path = write(tmp_path, """\
+        from npseq import functional as F
+
+        def rnn_backward(dh, cache):
+            dx, dh0, dWx, dWh, db = F.rnn_backward(dh, cache)
+            return dx[:, ::-1], dh0, dWx, dWh, db
+        """)
+    rnn = grade_file(path, only=["rnn_backward"])["rnn_backward"]
+    assert rnn.diagnoses() == ["dx: steps in reverse order"]
+    for row in (row for row in rnn.rows if not row.ok):
+        assert "steps are in reverse order: yours at t is npseq's at t=" in row.problem, row.problem
+        assert "hands back" not in row.problem and row.first_wrong_step is None
+
+
+def test_the_time_step_sentence_is_for_recurrences_only(tmp_path):
+    # The loss's steps are computed each on its own: a wrong step is listed, never "handed back" by the next.
+    path = write(tmp_path, """\
+        from npseq import functional as F
+
+        def temporal_softmax_loss(x, y, mask):
+            loss, dx = F.temporal_softmax_loss(x, y, mask)
+            dx = dx.copy()
+            dx[:, :1] *= 3
+            return loss, dx
+        """)
+    loss = grade_file(path, only=["temporal_softmax_loss"])["temporal_softmax_loss"]
+    wrong = [row for row in loss.rows if not row.ok]
+    assert wrong and all(row.tensor == "dx" for row in wrong)
+    for row in wrong:
+        assert "walking back" not in row.problem and "hands back" not in row.problem and "enters" not in row.problem
+    listed = [row for row in wrong if row.shape[1] > 1]  # with one step, dx is 3 times npseq's
+    assert listed and all(row.diagnosis == "dx: wrong at t=0" and "each step computed on its own here" in row.problem
+                          for row in listed)
+
+
 def test_a_wrapper_around_npseq_backward_is_flagged_even_when_hidden(tmp_path, capsys):
     path = write(tmp_path, """\
         import npseq.functional as F

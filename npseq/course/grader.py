@@ -65,6 +65,7 @@ from .cases import Case, seed_of
 from .copies import closest_copy
 from .exercise import Exercise
 from .honesty import scan_imports, scan_indirection
+from .patterns import recognised
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
@@ -148,8 +149,14 @@ def _not_finite(name: str, values, shape: tuple, gates: tuple, time_axis: int | 
 
 
 def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = (),
-                 time_axis: int | None = None) -> TensorGrade:
-    """Grade one returned gradient ``given`` against finite differences ``numeric`` and npseq's ``engine``."""
+                 time_axis: int | None = None, recurrent: bool = False) -> TensorGrade:
+    """Grade one returned gradient ``given`` against finite differences ``numeric`` and npseq's ``engine``.
+
+    A wrong tensor is located (:func:`diagnose`), or named by the pattern it shows
+    (:func:`~npseq.course.patterns.recognised`: two gates swapped, the steps reversed, a constant
+    factor). Along a ``time_axis`` computed by a ``recurrent`` backward, walking back from the last
+    step, the first wrong step is where the error enters; along one whose steps are computed each on
+    its own, the wrong steps are listed."""
     xp = backend.numpy
     shape = tuple(numeric.shape)
     try:
@@ -179,14 +186,33 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
         yours, theirs = distinct_numbers(float(row.analytic[worst]), float(expected[worst]))
         problem = (f"differs from npseq at {describe_index(name, worst, shape, gates, time_axis)}; "
                    f"yours {yours}, npseq {theirs}")
-    step = None if ok or time_axis is None else first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL)
-    diagnosis = "" if ok else diagnose(name, row.analytic, expected, gates, step)
+    pattern = recognised(name, row.analytic, expected, gates, time_axis) if finite and not ok else None
+    walked = not ok and pattern is None and time_axis is not None
+    step = first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL) if walked and recurrent else None
+    diagnosis = "" if ok else pattern.diagnosis if pattern else diagnose(name, row.analytic, expected, gates, step)
+    if pattern:
+        problem += f"; {pattern.sentence}"
+    elif walked and not recurrent and finite:
+        wrong = wrong_steps(row.analytic, expected, time_axis)
+        if 0 < len(wrong) < shape[time_axis]:
+            at = ", ".join(map(str, wrong))
+            diagnosis = f"{name}: wrong at t={at}"
+            problem += f"; wrong at t={at} of 0..{shape[time_axis] - 1}, each step computed on its own here"
     given_dtype = getattr(given, "dtype", None)
     if not ok and finite and given_dtype is not None and given_dtype != numeric.dtype:
         # The precision is the mistake to fix first: the elements it spoils depend on rounding luck.
         problem += f"; yours is {given_dtype}, the case's arrays are {numeric.dtype}"
         diagnosis = f"{name}: {given_dtype}, not {numeric.dtype}"
     return TensorGrade(case, name, shape, row.max_rel_error, diff, ok, problem, step, diagnosis)
+
+
+def wrong_steps(given, expected, time_axis: int) -> list:
+    """The steps along ``time_axis`` at which ``given`` leaves ``expected`` (the error's floor over the whole
+    tensor, as :func:`~npseq.gradcheck.first_wrong_step` takes it)."""
+    xp = backend.numpy
+    errors = gradient_error(given, expected)
+    per_step = xp.moveaxis(errors, time_axis, 0).reshape(given.shape[time_axis], -1).max(axis=1)
+    return [int(t) for t in xp.flatnonzero(~(per_step < DEFAULT_TOL))]
 
 
 def diagnose(name: str, given, expected, gates: tuple = (), first_wrong: int | None = None) -> str:
@@ -439,7 +465,8 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
             row = TensorGrade(case.label, name, tuple(numeric[input_name].shape), float("inf"), float("inf"), False,
                               f"not a float array: {given}", diagnosis=f"{name}: not a float array")
         else:
-            row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name))
+            row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name),
+                               name in exercise.recurrent)
         if row.first_wrong_step is not None:
             steps, source = row.shape[time_axes[name]], None
             if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:

@@ -61,9 +61,10 @@ MISTAKES = (
     Mistake("two gates swapped", "lstm_step_backward",
             "[dc * g * i * (1 - i), dc * cache.prev_c * f * (1 - f),",
             "[dc * cache.prev_c * f * (1 - f), dc * g * i * (1 - i),",
-            ("dx: every element", "dprev_h: every element", "dWx: gate i, every unit; gate f, every unit",
-             "dWh: gate i, every unit; gate f, every unit", "db: gate i, every unit; gate f, every unit"),
-            "the weights' columns come in gate blocks [i, f, o, g]: the wrong ones are exactly gates i and f."),
+            ("dx: every element", "dprev_h: every element", "dWx: gates i and f swapped", "dWh: gates i and f swapped",
+             "db: gates i and f swapped"),
+            "the weights' columns come in gate blocks [i, f, o, g]: the block you gave for gate i is the right one "
+            "for gate f, and the other way round."),
     Mistake("sigma' written as sigma", "lstm_step_backward", "dc * g * i * (1 - i)", "dc * g * i",
             ("dx: every element", "dprev_h: every element", "dWx: gate i, every unit", "dWh: gate i, every unit",
              "db: gate i, every unit"),

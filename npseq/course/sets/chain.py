@@ -50,7 +50,7 @@ def temporal_affine_backward(dout, cache):
          forwards=("gru_forward",),
          gates=("r", "z", "n"),
          gated=("dWx", "dWh", "dbx", "dbh"),
-         time_axes=(("dx", 1),))
+         time_axes=(("dx", 1),), recurrent=("dx",))
 def gru_backward(dh, cache, dh_last=None):
     """Backward of a GRU over a padded sequence, whose outputs and last state both reach the loss.
 
@@ -107,6 +107,7 @@ def gru_backward(dh, cache, dh_last=None):
          gates=("r", "z", "n"),
          gated=("dWx_dec", "dWh_dec", "dbx_dec", "dbh_dec", "dWx_enc", "dWh_enc", "dbx_enc", "dbh_enc"),
          time_axes=(("dscores", 1), ("dstates", 1), ("dtarget_embedded", 1), ("dsource_embedded", 1)),
+         recurrent=("dstates", "dtarget_embedded", "dsource_embedded"),
          chained=True)
 def translator_step_backward(dloss, cache):
     """Backward of one training step of a small attention translator, every link of the chain returned.

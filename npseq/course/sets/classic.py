@@ -297,7 +297,7 @@ def additive_attention_backward(dcontext, cache, dweights=None):
          engine=F.rnn_backward,
          cases=classic_cases.sequence_cases(F.rnn_forward, 1, 12),
          forwards=("rnn_forward",),
-         time_axes=(("dx", 1),),
+         time_axes=(("dx", 1),), recurrent=("dx",),
          upstream_time_axis=1)
 def rnn_backward(dh, cache):
     """Backward of a vanilla RNN over a padded sequence (backpropagation through time).
@@ -347,7 +347,7 @@ def rnn_backward(dh, cache):
          forwards=("lstm_forward",),
          gates=("i", "f", "o", "g"),
          gated=("dWx", "dWh", "db"),
-         time_axes=(("dx", 1),),
+         time_axes=(("dx", 1),), recurrent=("dx",),
          upstream_time_axis=1)
 def lstm_backward(dh, cache):
     """Backward of an LSTM over a padded sequence; the cell state starts at zero.

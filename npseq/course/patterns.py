@@ -1,0 +1,112 @@
+"""Patterns that name a mistake in a wrong gradient, beyond where it is wrong.
+
+A wrong tensor is located by its elements (which gate, which unit, which step); some
+mistakes leave a shape in the whole tensor that says more. Each recogniser here takes the
+learner's gradient :math:`G` and npseq's :math:`E` (float64 arrays of one shape) and returns
+a :class:`Pattern` or ``None``:
+
+* a constant factor, :math:`G = c\\,E` with :math:`c \\ne 1`: a normalisation that differs
+  (a mean for a sum, :math:`1/N`), a factor left out, or :math:`c = -1`, a sign;
+* the steps in reverse order along the time axis, :math:`G_{t} = E_{T-1-t}`: a list of
+  per-step gradients stacked as they were computed, walking back;
+* two gate blocks swapped, :math:`G_{[a]} = E_{[b]}` and :math:`G_{[b]} = E_{[a]}` for the
+  column blocks of gates :math:`a \\ne b`, every other block right.
+
+"Equal" is the grader's own test: :func:`~npseq.gradcheck.gradient_error` below
+:data:`~npseq.gradcheck.DEFAULT_TOL` at every element.
+"""
+from __future__ import annotations
+
+import dataclasses
+import fractions
+
+from .. import backend
+from ..gradcheck import DEFAULT_TOL, gradient_error
+
+
+@dataclasses.dataclass(frozen=True)
+class Pattern:
+    """A recognised mistake: its diagnosis (the words a class report counts) and the sentence the report prints."""
+    diagnosis: str   # "dWx: gates i and f swapped"
+    sentence: str    # "yours for gate i is npseq's for gate f, and yours for f npseq's for i"
+
+
+def _equal(given, expected) -> bool:
+    return given.shape == expected.shape and (given.size == 0 or
+                                              float(gradient_error(given, expected).max()) < DEFAULT_TOL)
+
+
+def _factor_words(factor: float) -> str:
+    """``factor`` as a reader says it: "-1 times", "3 times", "1/4 of", "0.37 times"."""
+    near = fractions.Fraction(factor).limit_denominator(64)
+    if abs(float(near) - factor) <= 1e-9 * abs(factor):
+        if near.denominator == 1:
+            return f"{near.numerator} times"
+        if abs(near.numerator) == 1:
+            return f"{near} of"
+    return f"{factor:.6g} times"
+
+
+def constant_factor(name: str, given, expected) -> Pattern | None:
+    """:math:`G = c\\,E` for one :math:`c \\ne 1` (the least-squares :math:`c = G \\cdot E / E \\cdot E`), over a
+    tensor with at least two nonzero elements (one number is always some multiple of another); with one, only
+    :math:`c = -1`."""
+    xp = backend.numpy
+    flat_given, flat_expected = given.reshape(-1), expected.reshape(-1)
+    if not xp.count_nonzero(flat_expected):
+        return None
+    factor = float(flat_given @ flat_expected) / float(flat_expected @ flat_expected)
+    if int(xp.count_nonzero(flat_expected)) < 2 and abs(factor + 1.0) >= 1e-6:
+        return None  # but the commonest slip, a sign, which one number shows as well
+    if abs(factor - 1.0) < 1e-6 or not _equal(given, factor * expected):
+        return None
+    if abs(factor) < 1e-12:
+        return Pattern(f"{name}: zero", f"{name} is zero everywhere: the path that should carry it is not "
+                                        "connected")
+    if abs(factor + 1.0) < 1e-6:
+        return Pattern(f"{name}: the opposite sign", f"{name} is -1 times npseq's everywhere: a sign")
+    words = _factor_words(factor)
+    return Pattern(f"{name}: {words} npseq's", f"{name} is {words} npseq's everywhere: the direction is right and "
+                                               "the scale is not (a normalisation that differs from the loss's, "
+                                               "a mean for a sum, or a factor left out)")
+
+
+def reversed_steps(name: str, given, expected, time_axis: int) -> Pattern | None:
+    """:math:`G_t = E_{T-1-t}` along ``time_axis`` (:math:`T \\ge 2`), while :math:`G \\ne E`."""
+    if given.ndim <= time_axis or given.shape[time_axis] < 2:
+        return None
+    if not _equal(backend.numpy.flip(given, axis=time_axis), expected):
+        return None
+    last = given.shape[time_axis] - 1
+    return Pattern(f"{name}: steps in reverse order",
+                   f"{name}'s steps are in reverse order: yours at t is npseq's at t={last}-t (stacked in the "
+                   "order the backward computed them, walking back?)")
+
+
+def swapped_gates(name: str, given, expected, gates: tuple) -> Pattern | None:
+    """:math:`G_{[a]} = E_{[b]}`, :math:`G_{[b]} = E_{[a]}` and every other gate block right, for the last axis's
+    ``len(gates)`` column blocks."""
+    if not gates or not given.shape or given.shape[-1] % len(gates):
+        return None
+    hidden = given.shape[-1] // len(gates)
+
+    def block(array, k):
+        return array[..., k * hidden:(k + 1) * hidden]
+
+    wrong = [k for k in range(len(gates)) if not _equal(block(given, k), block(expected, k))]
+    if len(wrong) != 2:
+        return None
+    a, b = wrong
+    if not (_equal(block(given, a), block(expected, b)) and _equal(block(given, b), block(expected, a))):
+        return None
+    return Pattern(f"{name}: gates {gates[a]} and {gates[b]} swapped",
+                   f"gates {gates[a]} and {gates[b]} are swapped in {name}: yours for {gates[a]} is npseq's for "
+                   f"{gates[b]}, and yours for {gates[b]} npseq's for {gates[a]}")
+
+
+def recognised(name: str, given, expected, gates: tuple = (), time_axis: int | None = None) -> Pattern | None:
+    """The first pattern that ``given`` (wrong, finite, of ``expected``'s shape) shows, or ``None``: two gates
+    swapped, then the steps reversed, then a constant factor."""
+    return (swapped_gates(name, given, expected, gates)
+            or (reversed_steps(name, given, expected, time_axis) if time_axis is not None else None)
+            or constant_factor(name, given, expected))
