@@ -26,6 +26,7 @@ from npseq.course.classroom import (
     grade_class,
 )
 from npseq.course.exercise import solution_source
+from npseq.course.mistakes import MISTAKES
 from npseq.course.sheet import EXERCISE_BY_NAME
 
 EXERCISES = ("rnn_step_backward", "lstm_step_backward")
@@ -102,26 +103,36 @@ def graded_class(tmp_path_factory):
 SYNTAX_ERROR_LINE = SYNTAX_ERROR.splitlines().index("def lstm_step_backward(dnext_h, dnext_c, cache)") + 1
 
 
-def test_the_summary_counts_each_mistake_over_the_class(graded_class):
-    result, _, _ = graded_class
+def student_of(name: str) -> str:
+    """The student a submission of make_class's is named for: its own folder, else its file without the suffix."""
+    return pathlib.PurePath(name).parent.name or pathlib.PurePath(name).stem
+
+
+def students_of(kind: str, kinds: dict) -> str:
+    """The students of one kind, as a summary line lists them: in the order of the submissions (their paths)."""
+    return ", ".join(student_of(name) for name in sorted(kinds) if kinds[name] == kind)
+
+
+def test_the_summary_groups_the_class_by_mistake_with_its_students(graded_class):
+    # One line per mistake: the sign slip in gate g's block is one mistake of ten students (five tensors wrong
+    # together), not five lines of counts cut at three; every student is named by their folder or file.
+    result, kinds, _ = graded_class
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines() == [
         "graded 40 submissions: 20 entirely correct, 2 ungradable",
         "not graded: 2 of 40",  # said once, with the students, not under every exercise
-        f"   {os.path.join('section1', 'syntax01', 'backprop.py')}: SyntaxError, line {SYNTAX_ERROR_LINE}",
-        f"   syntax00.py: SyntaxError, line {SYNTAX_ERROR_LINE}",
+        f"   syntax01: SyntaxError, line {SYNTAX_ERROR_LINE}",
+        f"   syntax00: SyntaxError, line {SYNTAX_ERROR_LINE}",
         "past the time limit: 3 of 40",
-        "   looping00.py: rnn_step_backward",
-        "   looping02.py: rnn_step_backward",
-        f"   {os.path.join('section1', 'looping01', 'backprop.py')}: rnn_step_backward",
+        "   looping00: rnn_step_backward",
+        "   looping02: rnn_step_backward",
+        "   looping01: rnn_step_backward",
         "rnn_step_backward: 30 of 40 correct",
-        "   error: ValueError: 5 of 40",
-        "   time limit: 3 of 40",
+        f"   5 of 40: error: ValueError -- {students_of('dx', kinds)}",
+        f"   3 of 40: time limit -- {students_of('looping', kinds)}",
         "lstm_step_backward: 28 of 40 correct",
-        "   dWh: gate g, every unit: 10 of 40",
-        "   dWx: gate g, every unit: 10 of 40",
-        "   db: gate g, every unit: 10 of 40",
-        "   (and 2 more in the JSON report)",
+        "   10 of 40: dx: every element + dprev_h: every element + dWx: gate g, every unit + dWh: gate g, every "
+        f"unit + db: gate g, every unit -- {students_of('gate_g', kinds)}",
         "wrote grades.csv and grades.json",
     ]
     assert result.stderr == ""  # no progress bar: standard error is not a terminal
@@ -133,15 +144,15 @@ def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded_class):
     assert rows[0] == ["student", "file", "percent", "points", "max_points", *EXERCISES, "flagged", "similar_to",
                        "error"]
     students = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
-    assert len(rows) == 41 and set(students) == set(kinds)  # sorted, and nothing skipped counts
-    assert [row[0] for row in rows[1:]] == sorted(kinds)
+    # the student, not a path; in the order of the files, and nothing skipped counts
+    assert len(rows) == 41 and [row[0] for row in rows[1:]] == [student_of(name) for name in sorted(kinds)]
     # percent, points of max_points, then each exercise's points out of 1
     expected = {"correct": ("100", "2", "2", "1", "1"),
                 "gate_g": ("58.33", "1.1667", "2", "1", "0.1667"),  # only dprev_c right: 2 of 12
                 "dx": ("50", "1", "2", "0", "1"), "looping": ("50", "1", "2", "0", "1"),
                 "syntax": ("0", "0", "2", "0", "0")}
     for name, kind in kinds.items():
-        row = students[name]
+        row = students[student_of(name)]
         assert row["file"] == os.path.join("class", name) and row["flagged"] == ""
         assert (row["percent"], row["points"], row["max_points"], row["rnn_step_backward"],
                 row["lstm_step_backward"]) == expected[kind], name
@@ -165,6 +176,11 @@ def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
                                         ("db: gate g, every unit", 10), ("dprev_h: every element", 10),
                                         ("dx: every element", 10)]),
     }
+    groups = {e["exercise"]: [(g["diagnoses"], g["known_mistake"], len(g["students"])) for g in e["groups"]]
+              for e in data["summary"]}
+    assert groups == {"rnn_step_backward": [(["error: ValueError"], "", 5), (["time limit"], "", 3)],
+                      "lstm_step_backward": [(["dx: every element", "dprev_h: every element", "dWx: gate g, every unit",
+                                               "dWh: gate g, every unit", "db: gate g, every unit"], "", 10)]}
     expected = {
         "correct": ({"rnn_step_backward": "correct", "lstm_step_backward": "correct"},
                     {"rnn_step_backward": [], "lstm_step_backward": []}),
@@ -180,12 +196,13 @@ def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
                    {"rnn_step_backward": ["ungradable: SyntaxError"],
                     "lstm_step_backward": ["ungradable: SyntaxError"]}),
     }
-    assert [student["student"] for student in data["students"]] == sorted(kinds)
+    files = {student_of(name): name for name in kinds}
+    assert [student["student"] for student in data["students"]] == [student_of(name) for name in sorted(kinds)]
     for student in data["students"]:
-        kind = kinds[student["student"]]
+        kind = kinds[files[student["student"]]]
         assert (student["statuses"], student["diagnoses"]) == expected[kind], student["student"]
         grade = student["grade"]  # what `npseq grade FILE --format json` printed for this file
-        assert grade["file"] == student["file"] == os.path.join("class", student["student"])
+        assert grade["file"] == student["file"] == os.path.join("class", files[student["student"]])
         if kind == "syntax":
             assert set(grade) == {"file", "error", "score", "all_correct"} and "SyntaxError" in grade["error"]
         else:
@@ -228,7 +245,8 @@ def test_the_summary_of_a_large_class_names_ten_students_per_list_and_says_where
         *[f"   loop{index:02d}.py: rnn_step_backward" for index in range(10)],
         "   (and 2 more; the JSON report's statuses have them all)",
         "rnn_step_backward: 173 of 200 correct",
-        "   time limit: 12 of 200",
+        "   12 of 200: time limit -- " + ", ".join(f"loop{index:02d}.py" for index in range(10))
+        + " and 2 more (the JSON report's groups have them all)",
         "lstm_step_backward: 185 of 200 correct",
     ]
     later = ClassReport(EXERCISES, students[10:15]).summary_lines()  # the reasons of the names cut above
@@ -237,15 +255,52 @@ def test_the_summary_of_a_large_class_names_ten_students_per_list_and_says_where
                           "   sleeps.py: time limit", "   killed.py: crashed"]
 
 
+def test_a_known_mistake_is_named_and_two_mistakes_are_two_groups():
+    # Two students swapped the LSTM's gates i and f (the hand-out's "two gates swapped": the same five diagnoses),
+    # one wrote sigma' as sigma, one made both tensors' mistakes of another kind: three groups, never merged.
+    swapped, sigma = (next(m for m in MISTAKES if m.title == title) for title in ("two gates swapped",
+                                                                                "sigma' written as sigma"))
+
+    def student(name, lstm_diagnoses):
+        statuses = {"rnn_step_backward": "correct", "lstm_step_backward": "incorrect"}
+        return StudentGrade(name, os.path.join("class", name, "hw.py"), 50.0, dict.fromkeys(EXERCISES, 0.5), statuses,
+                            {"rnn_step_backward": [], "lstm_step_backward": list(lstm_diagnoses)}, False)
+
+    students = [student("ann", swapped.diagnoses), student("ben", sigma.diagnoses), student("cat", swapped.diagnoses),
+                student("dan", ("dx: every element", "dWx: gate g, every unit"))]
+    lines = ClassReport(EXERCISES, students).summary_lines()
+    assert lines[-4:] == [
+        "lstm_step_backward: 0 of 4 correct",
+        f"   2 of 4: {' + '.join(swapped.diagnoses)} (the known mistake \"two gates swapped\") -- ann, cat",
+        "   1 of 4: dx: every element + dWx: gate g, every unit -- dan",
+        f"   1 of 4: {' + '.join(sigma.diagnoses)} (the known mistake \"sigma' written as sigma\") -- ben",
+    ]
+
+
+def test_find_submissions_names_each_student_by_their_folder_or_file(tmp_path):
+    for name in ("section1/alice/hw/backprop.py", "section1/bob.ipynb", "carol/a.py", "carol/b.py", "dave/hw.py",
+                 "erin/hw.py"):
+        (tmp_path / "class" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "class" / name).write_text("")
+    found = find_submissions([tmp_path / "class"])
+    # the outermost folder that holds one submission alone; files whose folders hold others keep their paths
+    assert [submission.name for submission in found] == [
+        os.path.join("carol", "a.py"), os.path.join("carol", "b.py"), "dave", "erin", "alice",
+        os.path.join("section1", "bob.ipynb")]
+    assert [os.path.relpath(submission.path, tmp_path / "class") for submission in found] == [
+        os.path.join(*name.split("/")) for name in ("carol/a.py", "carol/b.py", "dave/hw.py", "erin/hw.py",
+                                                    "section1/alice/hw/backprop.py", "section1/bob.ipynb")]
+
+
 def test_find_submissions_names_each_file_from_the_folder_given(tmp_path):
     (tmp_path / "class" / "bob" / ".ipynb_checkpoints").mkdir(parents=True)
     for name in ("alice.py", "bob/hw.ipynb", "bob/.ipynb_checkpoints/hw-checkpoint.ipynb", "bob/readme.md"):
         (tmp_path / "class" / name).write_text("")
     (tmp_path / "late.py").write_text("")
     found = find_submissions([tmp_path / "class", tmp_path / "late.py", tmp_path / "class" / "alice.py"])
-    assert found == [ClassSubmission("alice.py", str(tmp_path / "class" / "alice.py")),
-                     ClassSubmission(os.path.join("bob", "hw.ipynb"), str(tmp_path / "class" / "bob" / "hw.ipynb")),
-                     ClassSubmission(str(tmp_path / "late.py"), str(tmp_path / "late.py"))]  # alice.py only once
+    assert found == [ClassSubmission("alice", str(tmp_path / "class" / "alice.py")),
+                     ClassSubmission("bob", str(tmp_path / "class" / "bob" / "hw.ipynb")),
+                     ClassSubmission("late", str(tmp_path / "late.py"))]  # alice.py only once
     (tmp_path / "empty" / ".hidden").mkdir(parents=True)
     (tmp_path / "empty" / ".hidden" / "x.py").write_text("")
     for paths, message in (([tmp_path / "nope"], f"no such file or folder: {tmp_path / 'nope'}"),
@@ -358,8 +413,7 @@ def test_each_grading_is_a_process_tree_killed_whole_past_its_deadline_or_when_d
         "import os, time\nif os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)\n\n" + CORRECT)
     (tmp_path / "kills_the_grader.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
     submissions = find_submissions([tmp_path])
-    assert [submission.name for submission in submissions] == ["kills_the_grader.py", "leaves_a_process.py",
-                                                                "sleeps.py"]
+    assert [submission.name for submission in submissions] == ["kills_the_grader", "leaves_a_process", "sleeps"]
     # the import would be stopped at 120 s: the deadline comes first
     [sleeps] = grade_class(submissions[2:], only=["rnn_step_backward"], timeout=120, deadline=5).students
     assert sleeps.error == "time limit: grading did not finish within 5 s"
@@ -368,8 +422,8 @@ def test_each_grading_is_a_process_tree_killed_whole_past_its_deadline_or_when_d
 
     report = grade_class(submissions[:2], only=["rnn_step_backward"], jobs=2, timeout=60)
     students = {student.name: student for student in report.students}
-    assert students["leaves_a_process.py"].all_correct
-    killer = students["kills_the_grader.py"]
+    assert students["leaves_a_process"].all_correct
+    killer = students["kills_the_grader"]
     if os.geteuid() == 0:  # its user is not the grader's: the kill is refused, and the file does not import
         assert killer.error.startswith("ungradable: cannot import kills_the_grader.py: PermissionError")
         assert killer.diagnoses == {"rnn_step_backward": ["ungradable: PermissionError"]}

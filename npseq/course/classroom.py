@@ -41,6 +41,7 @@ from ..errors import UserError
 from .copies import similar_pairs
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from .mistakes import MISTAKES
 from .report import POLICIES, FunctionGrade
 from .sheet import DEFAULT_SETS, graded_names, names_of_sets
 from .submission import SubmissionError, read_submission
@@ -90,7 +91,7 @@ class ClassroomError(UserError):
 @dataclasses.dataclass(frozen=True)
 class ClassSubmission:
     """One student's file."""
-    name: str   # the student's name in the reports: the path relative to the folder given, or the file as given
+    name: str   # the student in the reports: the submission's folder, or the file's name without its suffix
     path: str   # where the file is, as found from the path given
 
 
@@ -135,6 +136,22 @@ class StudentGrade:
 
 
 @dataclasses.dataclass(frozen=True)
+class MistakeGroup:
+    """The students of one exercise whose functions went wrong the same way: the same diagnoses, all together."""
+    diagnoses: tuple    # FunctionGrade.diagnoses(): the tensors, gates, steps or links wrong together
+    students: tuple     # their names, in the order of the submissions
+    known: str = ""     # the title of the hand-out's known mistake that gives exactly these diagnoses, if one does
+
+    def line(self, count: int) -> str:
+        """``4 of 40: dWx: gate g, every unit + db: gate g, every unit (the known mistake "...") -- alice, bob``."""
+        known = f' (the known mistake "{self.known}")' if self.known else ""
+        names = ", ".join(self.students[:NAMED_AT_MOST])
+        if len(self.students) > NAMED_AT_MOST:
+            names += f" and {len(self.students) - NAMED_AT_MOST} more (the JSON report's groups have them all)"
+        return f"{len(self.students)} of {count}: {' + '.join(self.diagnoses)}{known} -- {names}"
+
+
+@dataclasses.dataclass(frozen=True)
 class ExerciseSummary:
     """One exercise over the class."""
     name: str
@@ -142,6 +159,7 @@ class ExerciseSummary:
     students: int       # students in the class
     diagnoses: tuple    # (diagnosis, number of students who have it), most common first, ties in alphabetical order;
                         # of the files graded (a file that got no grade at all is no mistake of this exercise)
+    groups: tuple = ()  # MistakeGroup, the largest first (ties in the order of their diagnoses), of the files graded
 
 
 @dataclasses.dataclass
@@ -164,18 +182,26 @@ class ClassReport:
         summaries = []
         for name in self.exercises:
             counts = collections.Counter(diagnosis for student in graded for diagnosis in student.diagnoses[name])
+            together = collections.defaultdict(list)
+            for student in graded:
+                if student.statuses[name] != "correct" and student.diagnoses[name]:
+                    together[tuple(student.diagnoses[name])].append(student.name)
+            groups = tuple(MistakeGroup(diagnoses, tuple(names), _known_mistake(name, diagnoses))
+                           for diagnoses, names in sorted(together.items(), key=lambda item: (-len(item[1]), item[0])))
             summaries.append(ExerciseSummary(
                 name, sum(student.statuses[name] == "correct" for student in self.students), len(self.students),
-                tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))))
+                tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0]))), groups))
         return summaries
 
-    def summary_lines(self, top: int = 3) -> list:
+    def summary_lines(self) -> list:
         """The class at a glance: a line of totals, who got no grade and who ran past a time limit (at most
-        :data:`NAMED_AT_MOST` names each), then per exercise its correct count and ``top`` diagnoses.
+        :data:`NAMED_AT_MOST` names each), then per exercise its correct count and one line per mistake, its
+        students grouped by what went wrong together (:class:`MistakeGroup`).
 
-        ``not graded: 1 of 40`` then, indented, ``carol.py: SyntaxError, line 3``; ``past the time limit: 1 of 40``
-        then ``dave.py: rnn_step_backward``; ``lstm_step_backward: 31 of 40 correct`` then
-        ``dWx: gate g, every unit: 14 of 40``. Returns the lines, without line ends.
+        ``not graded: 1 of 40`` then, indented, ``carol: SyntaxError, line 3``; ``past the time limit: 1 of 40``
+        then ``dave: rnn_step_backward``; ``lstm_step_backward: 31 of 40 correct`` then
+        ``4 of 40: dWx: gate g, every unit + db: gate g, every unit -- alice, bob, erin, frank``. Returns the lines,
+        without line ends.
         """
         count = len(self.students)
         totals = [f"{sum(s.all_correct for s in self.students)} entirely correct"]
@@ -207,9 +233,7 @@ class ClassReport:
             lines += _named(past_limit, "the JSON report's statuses have them all")
         for exercise in self.summary:
             lines.append(f"{exercise.name}: {exercise.correct} of {count} correct")
-            lines += [f"   {diagnosis}: {number} of {count}" for diagnosis, number in exercise.diagnoses[:top]]
-            if len(exercise.diagnoses) > top:
-                lines.append(f"   (and {len(exercise.diagnoses) - top} more in the JSON report)")
+            lines += [f"   {group.line(count)}" for group in exercise.groups]
         return lines
 
     def to_csv(self) -> str:
@@ -230,7 +254,9 @@ class ClassReport:
         return {"npseq": MARKER, "exercises": list(self.exercises), "submissions": len(self.students),
                 "all_correct": self.all_correct,
                 "summary": [{"exercise": e.name, "correct": e.correct, "students": e.students,
-                             "diagnoses": [{"diagnosis": d, "students": n} for d, n in e.diagnoses]}
+                             "diagnoses": [{"diagnosis": d, "students": n} for d, n in e.diagnoses],
+                             "groups": [{"diagnoses": list(g.diagnoses), "known_mistake": g.known,
+                                         "students": list(g.students)} for g in e.groups]}
                             for e in self.summary],
                 "similar_pairs": [pair.to_dict() for pair in self.pairs],
                 "students": [student.to_dict() for student in self.students]}
@@ -254,9 +280,12 @@ def find_submissions(paths) -> list:
     """The submissions in ``paths``, each a ``.py`` or ``.ipynb`` file or a folder, as :class:`ClassSubmission`.
 
     A folder gives every ``.py`` and ``.ipynb`` file at any depth, sorted, but hidden files and
-    folders, ``__pycache__`` and ``.ipynb_checkpoints``; each is named by its path relative to
-    the folder (``alice/backprop.py``). A file is named as given. A file found twice is graded
-    once; two files that would share a name are named by their paths as found instead.
+    folders, ``__pycache__`` and ``.ipynb_checkpoints``. Each is named for its student: the
+    outermost folder that holds it and no other submission (``alice`` for
+    ``section1/alice/hw/backprop.py``); a file right in the folder given, or given by itself, by
+    its own name without the suffix (``bob`` for ``bob.ipynb``); a file whose every folder holds
+    other submissions too by its path relative to the folder given (``carol/a.py``), as are files
+    that would share a name. A file found twice is graded once.
 
     Raises:
         ClassroomError: a path that does not exist, a file that is not ``.py`` or ``.ipynb``, or a
@@ -268,20 +297,35 @@ def find_submissions(paths) -> list:
             names = _submissions_in(given)
             if not names:
                 raise ClassroomError(f"no .py or .ipynb file in the folder {given}")
-            found += [ClassSubmission(name, os.path.join(given, name)) for name in names]
+            found += [(name, os.path.join(given, name)) for name in names]
         elif os.path.isfile(given):
             if not given.endswith(SUBMISSION_SUFFIXES):
                 raise ClassroomError(f"expected a .py or .ipynb file or a folder, got {given}")
-            found.append(ClassSubmission(os.path.normpath(given), given))
+            found.append((os.path.basename(given), given))
         else:
             raise ClassroomError(f"no such file or folder: {given}")
     seen, unique = set(), []
-    for submission in found:
-        if os.path.realpath(submission.path) not in seen:
-            seen.add(os.path.realpath(submission.path))
-            unique.append(submission)
-    shared = {name for name, count in collections.Counter(s.name for s in unique).items() if count > 1}
-    return [ClassSubmission(os.path.normpath(s.path), s.path) if s.name in shared else s for s in unique]
+    for relative, path in found:
+        if os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            unique.append((relative, path))
+    holding = collections.Counter(folder for relative, _ in unique for folder in _folders_of(relative))
+    students = [next((os.path.basename(folder) for folder in _folders_of(relative) if holding[folder] == 1),
+                     relative if _folders_of(relative) else os.path.splitext(os.path.basename(relative))[0])
+                for relative, _ in unique]
+    shared = {name for name, count in collections.Counter(students).items() if count > 1}
+    named = [(relative if student in shared else student, path) for student, (relative, path) in zip(students, unique)]
+    twice = {name for name, count in collections.Counter(name for name, _ in named).items() if count > 1}
+    return [ClassSubmission(os.path.normpath(path) if name in twice else name, path) for name, path in named]
+
+
+def _folders_of(relative: str) -> list:
+    """The folders above a submission's path relative to the class folder, outermost first: ``a/b/c.py`` gives
+    ``a`` and ``a/b``; a file given by itself (an absolute or ``..`` path) has none that a class shares."""
+    parts = os.path.normpath(relative).split(os.sep)[:-1]
+    if os.path.isabs(relative) or ".." in parts:
+        return []
+    return [os.sep.join(parts[:depth]) for depth in range(1, len(parts) + 1)]
 
 
 def _submissions_in(folder: str) -> list:
@@ -546,6 +590,12 @@ def _short_reason(error: str) -> str:
         return kind
     place = _FILE_AND_PLACE.match(detail).group("place")
     return _class_wide_reason(detail) + (f", {place}" if place else "")
+
+
+def _known_mistake(exercise: str, diagnoses: tuple) -> str:
+    """The title of the hand-out's known mistake of ``exercise`` whose diagnoses are exactly ``diagnoses``, or ""."""
+    return next((mistake.title for mistake in MISTAKES if mistake.exercise == exercise
+                 and tuple(mistake.diagnoses) == tuple(diagnoses)), "")
 
 
 def _diagnoses(exercise: dict) -> list:
