@@ -240,3 +240,27 @@ def test_a_planted_bug_breaks_its_link_and_those_after_it_and_no_link_before(exe
         given_states, expected_states = mine[LINKS.index("dstates")], engine[LINKS.index("dstates")]
         assert _agree(given_states[:, -1], expected_states[:, -1])
         assert not _agree(given_states[:, -2], expected_states[:, -2])
+
+
+def test_a_crash_in_a_correct_helper_names_the_link_and_the_call_that_broke_it(tmp_path):
+    # The target embedding's backward handed the source embedding's cache: word_embedding_backward (graded correct
+    # on its own) raises, and the report names the link being computed and the learner's line that made the call.
+    from npseq.course import grade_file
+
+    solved = handout.solutions(handout.chosen_exercises(["translator_step_backward"]))
+    right = "dW_tgt_embed = word_embedding_backward(dtarget_embedded, cache.target_embedding)  #"
+    assert solved.count(right) == 1
+    path = tmp_path / "chain.py"
+    path.write_text(solved.replace(right, right.replace("cache.target_embedding", "cache.source_embedding")))
+    report = grade_file(path, only=["translator_step_backward"])
+    assert report["word_embedding_backward"].status == "correct"
+    step = report["translator_step_backward"]
+    assert step.diagnoses() == ["error: ValueError computing dW_tgt_embed"]
+    planted = right.replace("cache.target_embedding", "cache.source_embedding")
+    line = next(number for number, text in enumerate(path.read_text().splitlines(), 1) if planted in text)
+    for problem in step.problems:
+        assert problem.computing == "dW_tgt_embed"
+        assert ("; raised in word_embedding_backward (chain.py, line " in problem.message and
+                ", called by translator_step_backward to compute dW_tgt_embed: `word_embedding_backward("
+                f"dtarget_embedded, cache.source_embedding)` (chain.py, line {line})" in problem.message), \
+            problem.message

@@ -401,6 +401,21 @@ def test_the_time_step_sentence_is_for_recurrences_only(tmp_path):
                           for row in listed)
 
 
+def test_a_crash_names_the_gradient_being_computed(tmp_path):
+    # Wx untransposed: D != H, so the product raises; a bare "ValueError (learner.py, line 3)" left the learner to
+    # work out which of the five returned tensors the line was computing.
+    path = write(tmp_path, """\
+        def rnn_step_backward(dnext_h, cache):
+            da = dnext_h * (1 - cache.next_h ** 2)
+            return da @ cache.Wx, da @ cache.Wh.T, cache.x.T @ da, cache.prev_h.T @ da, da.sum(axis=0)
+        """)
+    rnn = grade_file(path, only=["rnn_step_backward"])["rnn_step_backward"]
+    assert rnn.diagnoses() == ["error: ValueError computing dx"]
+    for problem in rnn.problems:
+        assert problem.message.startswith("ValueError: matmul")
+        assert problem.message.endswith("; while computing dx: `da @ cache.Wx` (learner.py, line 3)"), problem.message
+
+
 def test_a_wrapper_around_npseq_backward_is_flagged_even_when_hidden(tmp_path, capsys):
     path = write(tmp_path, """\
         import npseq.functional as F

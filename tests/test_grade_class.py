@@ -128,7 +128,7 @@ def test_the_summary_groups_the_class_by_mistake_with_its_students(graded_class)
         "   looping02: rnn_step_backward",
         "   looping01: rnn_step_backward",
         "rnn_step_backward: 30 of 40 correct",
-        f"   5 of 40: error: ValueError -- {students_of('dx', kinds)}",
+        f"   5 of 40: error: ValueError computing dx -- {students_of('dx', kinds)}",
         f"   3 of 40: time limit -- {students_of('looping', kinds)}",
         "lstm_step_backward: 28 of 40 correct",
         "   10 of 40: dx: every element + dprev_h: every element + dWx: gate g, every unit + dWh: gate g, every "
@@ -171,14 +171,14 @@ def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
     summary = {e["exercise"]: (e["correct"], e["students"], [(d["diagnosis"], d["students"]) for d in e["diagnoses"]])
                for e in data["summary"]}
     assert summary == {
-        "rnn_step_backward": (30, 40, [("error: ValueError", 5), ("time limit", 3)]),
+        "rnn_step_backward": (30, 40, [("error: ValueError computing dx", 5), ("time limit", 3)]),
         "lstm_step_backward": (28, 40, [("dWh: gate g, every unit", 10), ("dWx: gate g, every unit", 10),
                                         ("db: gate g, every unit", 10), ("dprev_h: every element", 10),
                                         ("dx: every element", 10)]),
     }
     groups = {e["exercise"]: [(g["diagnoses"], g["known_mistake"], len(g["students"])) for g in e["groups"]]
               for e in data["summary"]}
-    assert groups == {"rnn_step_backward": [(["error: ValueError"], "", 5), (["time limit"], "", 3)],
+    assert groups == {"rnn_step_backward": [(["error: ValueError computing dx"], "", 5), (["time limit"], "", 3)],
                       "lstm_step_backward": [(["dx: every element", "dprev_h: every element", "dWx: gate g, every unit",
                                                "dWh: gate g, every unit", "db: gate g, every unit"], "", 10)]}
     expected = {
@@ -189,7 +189,7 @@ def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
                        "dx: every element", "dprev_h: every element", "dWx: gate g, every unit",
                        "dWh: gate g, every unit", "db: gate g, every unit"]}),
         "dx": ({"rnn_step_backward": "incorrect", "lstm_step_backward": "correct"},
-               {"rnn_step_backward": ["error: ValueError"], "lstm_step_backward": []}),
+               {"rnn_step_backward": ["error: ValueError computing dx"], "lstm_step_backward": []}),
         "looping": ({"rnn_step_backward": "time limit", "lstm_step_backward": "correct"},
                     {"rnn_step_backward": ["time limit"], "lstm_step_backward": []}),
         "syntax": ({"rnn_step_backward": "ungradable", "lstm_step_backward": "ungradable"},

@@ -63,6 +63,7 @@ from ..samples import normal
 from . import watch
 from .cases import Case, seed_of
 from .copies import closest_copy
+from .crashes import CrashContext, crash_context
 from .exercise import Exercise
 from .honesty import scan_imports, scan_indirection
 from .patterns import recognised
@@ -364,10 +365,21 @@ def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None
             answer = Message({"kind": "exit", "message": capped(f"sys.exit: {name} called sys.exit({exc.code!r})"
                                                                  f"{learner_line(exc, submission)}")})
         except Exception as exc:  # MemoryError included: the case's error, not the child's end
-            answer = Message({"kind": "raised", "problem": "error", "message": capped(describe(exc, submission))})
+            context = _context_of(exc, submission, name, exercise.grads)
+            answer = Message({"kind": "raised", "problem": "error", "computing": capped(context.computing, 80),
+                              "message": capped(describe(exc, submission) + context.sentence)})
         channel.send(answer)
         if answer.header["kind"] == "exit":
             return
+
+
+def _context_of(exc: Exception, submission: Submission, name: str, grads: tuple) -> CrashContext:
+    """:func:`~npseq.course.crashes.crash_context`, or nothing when reading the traceback fails: the case's error is
+    reported either way."""
+    try:
+        return crash_context(exc, submission, name, grads)
+    except Exception:
+        return CrashContext.unknown()
 
 
 # ---------------------------------------------- in the grader: ask, and decide everything
@@ -447,7 +459,9 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
         raise _ChildFailed(capped(reply.header.get("message", "sys.exit")))
     if kind == "raised":
         problem = "not implemented" if reply.header.get("problem") == "not implemented" else "error"
-        grade.problems.append(CaseProblem(case.label, problem, capped(reply.header.get("message", ""))))
+        computing = reply.header.get("computing")
+        grade.problems.append(CaseProblem(case.label, problem, capped(reply.header.get("message", "")),
+                                          capped(computing, 80) if isinstance(computing, str) else ""))
         return
     grads = _learner_grads(reply, exercise.grads) if kind == "returned" else None
     if grads is None:

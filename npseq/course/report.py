@@ -39,6 +39,7 @@ class CaseProblem:
     case: str
     kind: str     # "not implemented" or "error"
     message: str
+    computing: str = ""  # what an error interrupted: the gradient or variable being computed (npseq.course.crashes)
 
 
 POLICIES = ("note", "zero")
@@ -107,7 +108,8 @@ class FunctionGrade:
             return [self.status]
         if self.penalty:
             return ["honesty: npseq's own code, zeroed"]
-        found = [f"{p.kind}: {p.message.split(':')[0].split(' (')[0]}" if p.kind == "error" else p.kind
+        found = [f"{p.kind}: {p.message.split(':')[0].split(' (')[0]}" + (f" computing {p.computing}" if p.computing
+                                                                          else "") if p.kind == "error" else p.kind
                  for p in self.problems]
         found += [row.diagnosis for row in (self.first_broken_links() if self.chained else self.rows) if not row.ok]
         return list(dict.fromkeys(found))
