@@ -8,7 +8,7 @@ import pytest
 from npseq.course import grade_file
 from npseq.course.handout import chosen_exercises, readme, solutions
 from npseq.course.mistakes import MISTAKES, mistakes_of
-from npseq.course.sheet import NAMES
+from npseq.course.sheet import EXERCISE_BY_NAME, NAMES
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[mistake.title for mistake in MISTAKES])
@@ -19,6 +19,10 @@ def test_each_mistake_is_diagnosed_where_it_is(tmp_path, mistake):
     function = report[mistake.exercise]
     assert function.status == "incorrect" and 0 <= function.points < 1
     assert tuple(function.diagnoses()) == mistake.diagnoses
+    for helper in EXERCISE_BY_NAME[mistake.exercise].builds_on:  # graded with it, right, and maybe at fault
+        assert report[helper].status == "correct"
+        assert (f"it calls your {helper}, correct on its own cases; on the numbers {mistake.exercise} hands it, it "
+                "may still be at fault" in function.note or f"your {helper} is right on the shapes" in function.note)
 
 
 def test_the_catalogue_covers_the_classic_mistakes_and_the_readme_shows_them():

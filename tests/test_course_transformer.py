@@ -169,3 +169,41 @@ def test_the_skeleton_documents_every_cache_field(exercise):
         for field in _fields(cache):
             if not field.startswith(tuple(f"{name}." for name in nested)):
                 assert f"cache.{field}" in documented, (exercise.name, field)
+
+
+# ------------------------------------------------------------ a helper graded on the shapes its callers hand it
+def _graded_with(tmp_path, right: str, wrong: str, only: str):
+    from npseq.course import grade_file
+
+    solved = handout.solutions(handout.chosen_exercises([only]))
+    assert solved.count(right) == 1, right
+    path = tmp_path / "learner.py"
+    path.write_text(solved.replace(right, wrong))
+    return grade_file(path, only=[only])
+
+
+def test_a_softmax_backward_summed_over_axis_2_is_named_by_the_attention_that_hands_it_heads(tmp_path):
+    # It passed its own (N, Q, K) cases and sent the learner to scaled dot-product attention. Its own cases stay its
+    # contract (a classic-set learner's einsum over 'nqk' is right there), so it is not scored on the heads' shapes;
+    # run on them when its caller fails, it is named as the one at fault.
+    report = _graded_with(tmp_path, "(dweights * a).sum(axis=-1, keepdims=True)",
+                          "(dweights * a).sum(axis=2, keepdims=True)", "multihead_attention_backward")
+    softmax, attention = report["masked_softmax_backward"], report["scaled_dot_product_attention_backward"]
+    assert softmax.status == "correct" and attention.status == "incorrect"
+    heads = "heads (N=2, h=3, Q=4, K=5), causal mask and padded keys"
+    assert (f"your masked_softmax_backward, correct on its own cases, is wrong on the shapes "
+            f"scaled_dot_product_attention_backward hands it ({heads}: dscores: some elements): fix it there first"
+            ) in attention.note
+    assert (f"wrong on the shapes scaled_dot_product_attention_backward hands it ({heads}: dscores: some elements), "
+            "which its own cases do not have (not scored here)") in softmax.note
+
+
+def test_a_wrong_caller_of_a_helper_right_on_its_shapes_is_told_the_mistake_is_its_own(tmp_path):
+    report = _graded_with(tmp_path, "dS = masked_softmax_backward(dA, cache.softmax) * cache.scale",
+                          "dS = masked_softmax_backward(dA, cache.softmax)", "scaled_dot_product_attention_backward")
+    softmax, attention = report["masked_softmax_backward"], report["scaled_dot_product_attention_backward"]
+    assert softmax.status == "correct" and "wrong on the shapes" not in softmax.note
+    assert attention.status == "incorrect"
+    assert ("your masked_softmax_backward is right on the shapes scaled_dot_product_attention_backward hands it "
+            "too: the mistake is here") in attention.note
+    assert "note: " in attention.section()

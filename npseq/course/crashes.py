@@ -105,8 +105,9 @@ def crash_context(exc: BaseException, submission: Submission, function: str, gra
     computing = _computing(_statement_at(tree, own.lineno), getattr(own, "colno", None), grads)
     where = f"({submission.name}, {submission.place(own.lineno)})"
     what = f" {computing}" if computing else ""
-    if graded == len(frames) - 1:  # it raised in the graded function itself
-        return CrashContext(computing, f"; while computing{what}: `{_text(line, own)}` {where}")
+    if graded == len(frames) - 1:  # it raised in the graded function itself: the place is said already
+        return CrashContext(computing, f"; while computing{what}: `{_text(line, own)}` {where}") if computing \
+            else CrashContext.unknown()
     deepest, called = frames[-1], frames[graded + 1]
     raised = f"{deepest.name} ({submission.name}, {submission.place(deepest.lineno)})"
     through = f" through {called.name}" if called is not deepest else ""

@@ -33,6 +33,8 @@ class Exercise:
     time_axes: tuple = ()   # (gradient name, axis of the time steps) for the sequence gradients
     upstream_time_axis: int | None = None  # a recurrence: the time axis of the first upstream gradient
     recurrent: tuple = ()   # the gradients of time_axes computed by a recurrence, walking back from the last step
+    caller_cases: tuple = ()  # cases in the shapes the exercises built on it hand it: never scored (its own cases are
+    #                           its contract), run when one of those fails while it passed, to say which is at fault
     placeholder: str = ""   # the skeleton's body where ``raise NotImplementedError`` alone would say too little
     forwards_module: str = "npseq.functional"  # where its forwards are: a course's own cell lives with the course
     chained: bool = False   # its gradients are the links of one chain, in the order it runs: the first wrong one broke

@@ -331,7 +331,7 @@ def _returned(result, names: tuple) -> Message:
     return Message({"kind": "returned", "items": items}, tuple(arrays))
 
 
-def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None:
+def _serve_exercise(submission: Submission, name: str, which: str, channel: Channel) -> None:
     """In a child: import the file, then run the learner's ``name`` on each case the grader asks for.
 
     Each request names a case and carries the upstream gradients; the child runs npseq's
@@ -349,12 +349,13 @@ def _serve_exercise(submission: Submission, name: str, channel: Channel) -> None
         channel.send(Message({"kind": "not callable", "type": type(fn).__name__}))
         return
     exercise = EXERCISE_BY_NAME[name]
+    cases = _cases(exercise, which)
     channel.send(Message({"kind": "ready"}))
     while True:
         request = channel.receive()
         if request.header.get("kind") != "call":
             return
-        case = exercise.cases[int(request.header["case"])]
+        case = cases[int(request.header["case"])]
         try:
             variant = int(request.header.get("variant", 0))
             answer = returned(call(fn, case, request.arrays, variant), exercise.grads)
@@ -490,14 +491,19 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
         grade.rows.append(row)
 
 
+def _cases(exercise: Exercise, which: str) -> tuple:
+    """The exercise's own cases (``"own"``), or those in the shapes its callers hand it (``"callers"``)."""
+    return exercise.caller_cases if which == "callers" else exercise.cases
+
+
 def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, quiet: bool,
-                    variants: tuple) -> FunctionGrade:
-    """Grade the learner's ``exercise`` case by case (case ``i`` in its variant ``variants[i]``), the learner's
-    code running in a sandboxed child."""
-    grade = FunctionGrade(exercise.name, exercise.signature, attempted=True,
-                          total=len(exercise.cases) * len(exercise.grads),
-                          cases=tuple(case.label for case in exercise.cases), chained=exercise.chained)
-    child = spawn(functools.partial(_serve_exercise, submission, exercise.name), limits,
+                    variants: tuple, which: str = "own") -> FunctionGrade:
+    """Grade the learner's ``exercise`` case by case (case ``i`` in its variant ``variants[i]``) on its own cases or
+    its callers' (``which``, see :func:`_cases`), the learner's code running in a sandboxed child."""
+    cases = _cases(exercise, which)
+    grade = FunctionGrade(exercise.name, exercise.signature, attempted=True, total=len(cases) * len(exercise.grads),
+                          cases=tuple(case.label for case in cases), chained=exercise.chained)
+    child = spawn(functools.partial(_serve_exercise, submission, exercise.name, which), limits,
                   submission.scratch_files(), hidden=submission.folders() + limits.private)
     waited = [0.0]  # the child's time: what the grader spends between its answers (finite differences) is not
     records = {}  # what the watch saw, from the import on: all of it belongs to this function
@@ -520,7 +526,7 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
         elif kind != "ready":
             grade.failure = "crashed: the child's first answer was not that it was ready"
         else:
-            for index, (case, variant) in enumerate(zip(exercise.cases, variants)):
+            for index, (case, variant) in enumerate(zip(cases, variants)):
                 _grade_case(grade, exercise, case, index, variant, ask)
     except _ChildFailed as exc:
         grade.failure = str(exc)
@@ -640,8 +646,45 @@ def grade_file(path: str, only=None, *, sets=None, timeout: float = DEFAULT_TIME
             functions.append(FunctionGrade(exercise.name, exercise.signature, attempted=False,
                                            total=len(exercise.cases) * len(exercise.grads),
                                            cases=tuple(case.label for case in exercise.cases)))
+    _suspect_helpers(functions, submission, limits, quiet, seed)
     return GradeReport(path, functions, _listed(scan_imports(submission) + scan_indirection(submission)),
                        time.monotonic() - started, notes=_listed(submission.notes), policy=policy)
+
+
+def _suspect_helpers(functions: list, submission: Submission, limits: Limits, quiet: bool, seed: int) -> None:
+    """Tell a wrong function whether the learner's own helpers it calls (its exercise builds on them), graded correct
+    on their own cases, are at fault. A helper with cases in its callers' shapes (:attr:`Exercise.caller_cases`) is
+    run on them, unscored: wrong there, both the caller and the helper say so; right there, the caller is told to
+    look at itself. A helper without them may still be at fault on the numbers the caller hands it: the note says
+    so."""
+    correct = {function.name: function for function in functions if function.status == "correct"}
+    on_callers_shapes = {}
+    for function in functions:
+        helpers = [name for name in EXERCISE_BY_NAME[function.name].builds_on if name in correct]
+        if function.status != "incorrect" or not helpers:
+            continue
+        notes = []
+        for name in helpers:
+            helper = EXERCISE_BY_NAME[name]
+            if not helper.caller_cases:
+                notes.append(f"it calls your {name}, correct on its own cases; on the numbers {function.name} hands "
+                             "it, it may still be at fault: check it there too")
+                continue
+            if name not in on_callers_shapes:
+                on_callers_shapes[name] = _grade_in_child(helper, submission, limits, quiet,
+                                                          (seed,) * len(helper.caller_cases), "callers")
+            there = on_callers_shapes[name]
+            if there.status == "correct":
+                notes.append(f"your {name} is right on the shapes {function.name} hands it too: the mistake is here")
+                continue
+            shapes = ", ".join(there.cases)
+            wrong = "; ".join(there.diagnoses())
+            notes.append(f"your {name}, correct on its own cases, is wrong on the shapes {function.name} hands it "
+                         f"({shapes}: {wrong}): fix it there first")
+            correct[name].note = "; ".join(filter(None, [correct[name].note, (
+                f"wrong on the shapes {function.name} hands it ({shapes}: {wrong}), which its own cases do not "
+                "have (not scored here)")]))
+        function.note = "; ".join(filter(None, [function.note] + notes))
 
 
 def _judged(grade: FunctionGrade, exercise: Exercise, submission: Submission, policy: str) -> FunctionGrade:

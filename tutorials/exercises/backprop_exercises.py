@@ -191,18 +191,20 @@ def masked_softmax_backward(dweights, cache):
     so a row with l = 0 is all zeros.
 
     Args:
-        dweights: (N, Q, K) gradient with respect to the weights.
+        dweights: (N, Q, K) gradient with respect to the weights (multi-head attention, in the
+            transformer set, hands it (N, h, Q, K): one softmax per head).
         cache: npseq's ``MaskedSoftmaxCache`` from ``masked_softmax(scores, valid_lens)``:
             cache.weights  (N, Q, K)  the softmax output a, exactly 0 at masked keys
             cache.mask     (N, Q, K)  bool, True at the valid keys
 
     Returns:
-        dscores (N, Q, K).
+        dscores, dweights' shape.
 
     Hints:
         The softmax Jacobian is da_j/ds_k = a_j ([j = k] - a_k). Applied to dweights:
             dscores[n, q, k] = a[n, q, k] * (dweights[n, q, k] - sum_j dweights[n, q, j] * a[n, q, j])
-        (keep the summed axis with keepdims=True so that it broadcasts).
+        (sum over the last axis, K, whatever the number of axes before it, with keepdims=True so
+        that it broadcasts).
         Masked keys have a = 0 and so get exactly 0, and an empty row gets all zeros:
         nothing to divide, no NaN. Do not recompute the softmax.
     """

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ... import backend
 from ... import functional as F
+from ...functional.activations import softmax_where
 from ...samples import lengths, normal
 from . import Case, one_upstream, seeded, two_upstream, with_dweights
 
@@ -63,6 +64,20 @@ def masked_softmax_cases():
                  for seed, label, build in ((7, "valid_lens=[4, 1, 0] (a zero-length row)", per_example),
                                             (8, "valid_lens per query (N, Q), one row empty", per_query),
                                             (9, "valid_lens=None, large scores (std 4)", large)))
+
+
+def masked_softmax_caller_cases():
+    """The shapes the transformer set's attention hands the masked softmax backward: ``(N, h, Q, K)``, a causal mask
+    with padded keys. A helper right on its own ``(N, Q, K)`` cases (a sum over ``axis=2``) broke every attention
+    with heads, and the learner was sent to the attention."""
+    def heads(rng):
+        queries, keys = backend.numpy.arange(4)[:, None], backend.numpy.arange(5)
+        causal = keys[None, :] <= queries + 1                               # (Q, K)
+        padded = keys[None, :] < backend.numpy.array([5, 2])[:, None]       # (N, K)
+        return {"scores": normal(rng, 2, 3, 4, 5), "mask": causal[None, None] & padded[:, None, None]}
+
+    return (Case("heads (N=2, h=3, Q=4, K=5), causal mask and padded keys", seeded(10, heads), softmax_where, 1,
+                 ("scores",), one_upstream, 10),)
 
 
 def additive_attention_cases():
