@@ -207,3 +207,31 @@ def test_a_wrong_caller_of_a_helper_right_on_its_shapes_is_told_the_mistake_is_i
     assert ("your masked_softmax_backward is right on the shapes scaled_dot_product_attention_backward hands it "
             "too: the mistake is here") in attention.note
     assert "note: " in attention.section()
+
+
+# ------------------------------------------------------------ heads named
+MERGE = "    return x.transpose(0, 2, 1, 3).reshape(n, t, heads * d)"
+
+
+@pytest.mark.parametrize("wrong, diagnosis, sentence", [
+    ("    return x.transpose(0, 2, 3, 1).reshape(n, t, heads * d)", "dW_q: heads and their width swapped",
+     "laid out as (width, heads) where (heads, width) is due"),
+    ("    return x[:, ::-1].transpose(0, 2, 1, 3).reshape(n, t, heads * d)", "dW_q: heads in another order",
+     "heads are each right but in another order (yours 0 is npseq's 1, yours 1 is npseq's 0)"),
+], ids=["merged as (d, h)", "heads merged in reverse"])
+def test_a_mistake_in_merging_heads_names_the_layout(tmp_path, wrong, diagnosis, sentence):
+    report = _graded_with(tmp_path, MERGE, wrong, "multihead_attention_backward")
+    attention = report["multihead_attention_backward"]
+    assert diagnosis in attention.diagnoses()
+    two_heads = [row for row in attention.rows if row.case.startswith("2 heads") and row.tensor == "dW_q"]
+    assert two_heads and sentence in two_heads[0].problem, two_heads[0].problem
+
+
+def test_a_mistake_in_one_head_names_that_head(tmp_path):
+    report = _graded_with(tmp_path, MERGE, "    x = x.copy()\n    x[:, -1] *= 2\n" + MERGE,
+                          "multihead_attention_backward")
+    diagnoses = report["multihead_attention_backward"].diagnoses()
+    assert "dW_q: head 1" in diagnoses and "dW_q: head 2" in diagnoses  # the last head: of 2, of 3
+    row = next(row for row in report["multihead_attention_backward"].rows
+               if row.case.startswith("3 heads") and row.tensor == "dW_q")
+    assert "wrong in head 2 of 0..2 (each head's block: 2 of the 6 along axis -1)" in row.problem

@@ -33,6 +33,7 @@ class Exercise:
     time_axes: tuple = ()   # (gradient name, axis of the time steps) for the sequence gradients
     upstream_time_axis: int | None = None  # a recurrence: the time axis of the first upstream gradient
     recurrent: tuple = ()   # the gradients of time_axes computed by a recurrence, walking back from the last step
+    headed: tuple = ()      # (gradient name, axis that holds the attention heads' blocks), heads from each case
     caller_cases: tuple = ()  # cases in the shapes the exercises built on it hand it: never scored (its own cases are
     #                           its contract), run when one of those fails while it passed, to say which is at fault
     placeholder: str = ""   # the skeleton's body where ``raise NotImplementedError`` alone would say too little

@@ -66,7 +66,7 @@ from .copies import closest_copy
 from .crashes import CrashContext, crash_context
 from .exercise import Exercise
 from .honesty import scan_imports, scan_indirection
-from .patterns import recognised
+from .patterns import recognised, wrong_heads
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
@@ -150,14 +150,16 @@ def _not_finite(name: str, values, shape: tuple, gates: tuple, time_axis: int | 
 
 
 def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = (),
-                 time_axis: int | None = None, recurrent: bool = False) -> TensorGrade:
+                 time_axis: int | None = None, recurrent: bool = False, heads: int = 0,
+                 head_axis: int | None = None) -> TensorGrade:
     """Grade one returned gradient ``given`` against finite differences ``numeric`` and npseq's ``engine``.
 
     A wrong tensor is located (:func:`diagnose`), or named by the pattern it shows
     (:func:`~npseq.course.patterns.recognised`: two gates swapped, the steps reversed, a constant
-    factor). Along a ``time_axis`` computed by a ``recurrent`` backward, walking back from the last
-    step, the first wrong step is where the error enters; along one whose steps are computed each on
-    its own, the wrong steps are listed."""
+    factor, the attention heads' layout). Along a ``time_axis`` computed by a ``recurrent`` backward,
+    walking back from the last step, the first wrong step is where the error enters; along one whose
+    steps are computed each on its own, the wrong steps are listed; along a ``head_axis`` holding
+    ``heads`` blocks, the wrong heads."""
     xp = backend.numpy
     shape = tuple(numeric.shape)
     try:
@@ -187,12 +189,20 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
         yours, theirs = distinct_numbers(float(row.analytic[worst]), float(expected[worst]))
         problem = (f"differs from npseq at {describe_index(name, worst, shape, gates, time_axis)}; "
                    f"yours {yours}, npseq {theirs}")
-    pattern = recognised(name, row.analytic, expected, gates, time_axis) if finite and not ok else None
+    pattern = recognised(name, row.analytic, expected, gates, time_axis, heads, head_axis) if finite and not ok \
+        else None
     walked = not ok and pattern is None and time_axis is not None
     step = first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL) if walked and recurrent else None
     diagnosis = "" if ok else pattern.diagnosis if pattern else diagnose(name, row.analytic, expected, gates, step)
     if pattern:
         problem += f"; {pattern.sentence}"
+    elif not ok and finite and heads > 1 and head_axis is not None and row.analytic.ndim:
+        wrong = wrong_heads(row.analytic, expected, heads, head_axis)
+        if 0 < len(wrong) < heads:
+            which = f"head{'s' if len(wrong) > 1 else ''} {', '.join(map(str, wrong))}"
+            diagnosis = f"{name}: {which}"
+            problem += (f"; wrong in {which} of 0..{heads - 1} (each head's block: "
+                        f"{shape[head_axis] // heads} of the {shape[head_axis]} along axis {head_axis})")
     elif walked and not recurrent and finite:
         wrong = wrong_steps(row.analytic, expected, time_axis)
         if 0 < len(wrong) < shape[time_axis]:
@@ -481,7 +491,7 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
                               f"not a float array: {given}", diagnosis=f"{name}: not a float array")
         else:
             row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name),
-                               name in exercise.recurrent)
+                               name in exercise.recurrent, case.heads, dict(exercise.headed).get(name))
         if row.first_wrong_step is not None:
             steps, source = row.shape[time_axes[name]], None
             if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:

@@ -10,7 +10,9 @@ a :class:`Pattern` or ``None``:
 * the steps in reverse order along the time axis, :math:`G_{t} = E_{T-1-t}`: a list of
   per-step gradients stacked as they were computed, walking back;
 * two gate blocks swapped, :math:`G_{[a]} = E_{[b]}` and :math:`G_{[b]} = E_{[a]}` for the
-  column blocks of gates :math:`a \\ne b`, every other block right.
+  column blocks of gates :math:`a \\ne b`, every other block right;
+* the attention heads' blocks in another layout: their order, or the head axis and the width
+  within a head swapped (a reshape when splitting or merging the heads).
 
 "Equal" is the grader's own test: :func:`~npseq.gradcheck.gradient_error` below
 :data:`~npseq.gradcheck.DEFAULT_TOL` at every element.
@@ -104,9 +106,49 @@ def swapped_gates(name: str, given, expected, gates: tuple) -> Pattern | None:
                    f"{gates[b]}, and yours for {gates[b]} npseq's for {gates[a]}")
 
 
-def recognised(name: str, given, expected, gates: tuple = (), time_axis: int | None = None) -> Pattern | None:
-    """The first pattern that ``given`` (wrong, finite, of ``expected``'s shape) shows, or ``None``: two gates
-    swapped, then the steps reversed, then a constant factor."""
-    return (swapped_gates(name, given, expected, gates)
+def _head_blocks(array, heads: int, axis: int):
+    """``array`` with ``axis`` split into ``(heads, width)`` and moved last: ``[..., k, :]`` is head ``k``'s block."""
+    moved = backend.numpy.moveaxis(array, axis, -1)
+    return moved.reshape(*moved.shape[:-1], heads, moved.shape[-1] // heads)
+
+
+def heads_layout(name: str, given, expected, heads: int, axis: int) -> Pattern | None:
+    """The heads' blocks along ``axis`` in another layout: another order of the heads (:math:`G_{[k]} =
+    E_{[\\pi(k)]}`), or the head axis and the width within a head swapped (the columns read as ``(width, heads)``
+    where ``(heads, width)`` is due)."""
+    if heads < 2 or given.ndim == 0 or given.shape[axis] % heads:
+        return None
+    mine, theirs = _head_blocks(given, heads, axis), _head_blocks(expected, heads, axis)
+    width = mine.shape[-1]
+    interleaved = mine.reshape(*mine.shape[:-2], width, heads).swapaxes(-1, -2)
+    if width > 1 and _equal(interleaved, theirs):
+        return Pattern(f"{name}: heads and their width swapped",
+                       f"{name}'s columns are laid out as (width, heads) where (heads, width) is due: head k's "
+                       f"unit j is npseq's column k*{width} + j, and yours j*{heads} + k (a reshape or a transpose "
+                       "when splitting or merging the heads)")
+    order = []
+    for k in range(heads):
+        matches = [j for j in range(heads) if _equal(mine[..., k, :], theirs[..., j, :])]
+        if not matches:
+            return None
+        order.append(matches[0])
+    if order == list(range(heads)):
+        return None
+    pairs = ", ".join(f"yours {k} is npseq's {j}" for k, j in enumerate(order) if k != j)
+    return Pattern(f"{name}: heads in another order", f"{name}'s heads are each right but in another order ({pairs})")
+
+
+def wrong_heads(given, expected, heads: int, axis: int) -> list:
+    """The heads whose block along ``axis`` leaves ``expected`` somewhere."""
+    mine, theirs = _head_blocks(given, heads, axis), _head_blocks(expected, heads, axis)
+    return [k for k in range(heads) if not _equal(mine[..., k, :], theirs[..., k, :])]
+
+
+def recognised(name: str, given, expected, gates: tuple = (), time_axis: int | None = None, heads: int = 0,
+               head_axis: int | None = None) -> Pattern | None:
+    """The first pattern that ``given`` (wrong, finite, of ``expected``'s shape) shows, or ``None``: the heads' layout,
+    two gates swapped, the steps reversed, a constant factor."""
+    return ((heads_layout(name, given, expected, heads, head_axis) if head_axis is not None else None)
+            or swapped_gates(name, given, expected, gates)
             or (reversed_steps(name, given, expected, time_axis) if time_axis is not None else None)
             or constant_factor(name, given, expected))

@@ -28,6 +28,7 @@ class Case:
     returns_loss: bool = False       # a loss function: returns (loss, gradients); upstream gradient 1
     numerical: Callable | None = None  # numerical(inputs, douts) -> {gradient: finite differences}, for gradients
     #                                    of what is not an input (a chain's intermediates); None: of ``wrt``
+    heads: int = 0                   # attention heads, whose blocks the exercise's ``headed`` gradients hold
 
 def seed_of(seed: int, variant: int = 0):
     """The seed of a case's numbers: its own (variant 0, the sheet's), or ``[seed, variant]`` for a student's own

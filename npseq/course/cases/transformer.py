@@ -107,12 +107,12 @@ def multihead_attention_cases():
     return (
         Case("2 heads, N=2 T_q=3 T_k=4, valid_lens=[4, 2], dweights=None",
              seeded(26, build(2, 3, 4, (5, 3, 4, 6, 5), [4, 2])), _multihead_forward(2, False), 1, wrt,
-             _multihead_call(one_upstream), 26),
+             _multihead_call(one_upstream), 26, heads=2),
         Case("3 heads, causal, T_q=T_k=4, valid_lens per query, dweights given",
              seeded(27, build(2, 4, 4, (6, 6, 6, 6, 6), [[1, 4, 3, 2], [4, 4, 1, 4]])), _multihead_forward(3, True),
-             2, wrt, _multihead_call(with_dweights), 27),
+             2, wrt, _multihead_call(with_dweights), 27, heads=3),
         Case("1 head, N=1, one query", seeded(28, build(1, 1, 3, (2, 2, 3, 4, 2), None)),
-             _multihead_forward(1, False), 1, wrt, _multihead_call(one_upstream), 28),
+             _multihead_forward(1, False), 1, wrt, _multihead_call(one_upstream), 28, heads=1),
     )
 
 

@@ -184,6 +184,7 @@ def _affine(x, dy, W):
          grads=("dqueries", "dkeys", "dvalues") + tuple(f"d{name}" for name in transformer_cases.MULTIHEAD_GRADED),
          engine=F.multihead_attention_backward,
          cases=transformer_cases.multihead_attention_cases(),
+         headed=(("dW_q", -1), ("db_q", -1), ("dW_k", -1), ("dW_v", -1), ("db_v", -1), ("dW_o", 0)),
          forwards=("multihead_attention_forward", "split_heads", "merge_heads"))
 def multihead_attention_backward(dout, cache, dweights=None):
     """Backward of multi-head attention (Vaswani et al.): h scaled dot-product attentions side by side.
