@@ -223,3 +223,61 @@ def test_the_time_limit_counts_the_learners_time_not_the_graders(tmp_path, monke
     monkeypatch.setattr(grader, "_numerical_grads", slow)
     path = write(tmp_path, "from npseq.functional import rnn_step_backward  # noqa: F401\n")
     assert grade_file(path, only=["rnn_step_backward"], timeout=2).ok
+
+
+def _others_can_read(folder: str) -> bool:
+    """Whether a user who is neither the owner nor in the group may list ``folder`` and every folder above it."""
+    import os
+    import stat
+
+    path = os.path.abspath(folder)
+    while True:
+        mode = os.stat(path).st_mode
+        if not mode & stat.S_IXOTH or (path == os.path.abspath(folder) and not mode & stat.S_IROTH):
+            return False
+        if path == os.path.dirname(path):
+            return True
+        path = os.path.dirname(path)
+
+
+def test_a_module_the_sandbox_cannot_read_is_the_graders_problem_not_the_files(tmp_path, capsys):
+    # Graded as root, the child becomes a user of its own; a Python under a private home folder (pyenv's under
+    # /root) is out of its reach, and `import xml` inside an honest function was "ModuleNotFoundError" and 0.
+    import os
+
+    from npseq.course.sandbox import running_as_root
+
+    path = tmp_path / "learner.py"
+    path.write_text(textwrap.dedent("""\
+        def rnn_step_backward(dnext_h, cache):
+            import xml.dom.minidom  # noqa: F401  (a module the grader has not loaded)
+            da = dnext_h * (1 - cache.next_h ** 2)
+            return da @ cache.Wx.T, da @ cache.Wh.T, cache.x.T @ da, cache.prev_h.T @ da, da.sum(axis=0)
+        """))
+    rnn = grade_file(path, only=["rnn_step_backward"])["rnn_step_backward"]
+    if running_as_root() and not _others_can_read(os.path.dirname(os.__file__)):
+        assert rnn.diagnoses() == ["grader: the sandbox cannot read the Python installation"]
+        for problem in rnn.problems:
+            assert problem.kind == "grader" and "No module named 'xml" in problem.message
+            assert f"the grader's sandbox cannot read the Python installation ({os.path.dirname(os.__file__)})" \
+                in problem.message and "Not a mistake of this file" in problem.message
+        assert "GRADER: ModuleNotFoundError" in rnn.section()
+        top = tmp_path / "top.py"
+        top.write_text("import xml.dom.minidom  # noqa: F401\n" + path.read_text())
+        assert main([str(top), "--only", "rnn_step_backward"]) == 2
+        assert "Not a mistake of this file" in capsys.readouterr().err
+    else:  # the child can read the installation: the import works and the function is right
+        assert rnn.status == "correct", rnn.section()
+
+
+def test_only_an_import_error_from_an_unreadable_installation_is_the_graders(monkeypatch):
+    import os
+
+    from npseq.course import sandbox
+
+    assert sandbox.python_unreadable(ValueError("no")) == ""
+    monkeypatch.setattr(os, "access", lambda path, mode: True)
+    assert sandbox.python_unreadable(ModuleNotFoundError("No module named 'xml'")) == ""  # a learner's typo
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    said = sandbox.python_unreadable(ModuleNotFoundError("No module named 'xml'"))
+    assert said.startswith("; the grader's sandbox cannot read the Python installation (")

@@ -68,7 +68,7 @@ from .exercise import Exercise
 from .honesty import scan_imports, scan_indirection
 from .patterns import recognised, wrong_heads
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
-from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, spawn
+from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, python_unreadable, spawn
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
 from .submission import Submission, SubmissionError, describe, learner_line, load_submission, one_line, read_submission
 
@@ -376,9 +376,11 @@ def _serve_exercise(submission: Submission, name: str, which: str, channel: Chan
             answer = Message({"kind": "exit", "message": capped(f"sys.exit: {name} called sys.exit({exc.code!r})"
                                                                  f"{learner_line(exc, submission)}")})
         except Exception as exc:  # MemoryError included: the case's error, not the child's end
-            context = _context_of(exc, submission, name, exercise.grads)
-            answer = Message({"kind": "raised", "problem": "error", "computing": capped(context.computing, 80),
-                              "message": capped(describe(exc, submission) + context.sentence)})
+            unreadable = python_unreadable(exc)
+            context = CrashContext.unknown() if unreadable else _context_of(exc, submission, name, exercise.grads)
+            answer = Message({"kind": "raised", "problem": "grader" if unreadable else "error",
+                              "computing": capped(context.computing, 80),
+                              "message": capped(describe(exc, submission) + (unreadable or context.sentence))})
         channel.send(answer)
         if answer.header["kind"] == "exit":
             return
@@ -469,7 +471,8 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
     if kind == "exit":
         raise _ChildFailed(capped(reply.header.get("message", "sys.exit")))
     if kind == "raised":
-        problem = "not implemented" if reply.header.get("problem") == "not implemented" else "error"
+        problem = reply.header.get("problem") if reply.header.get("problem") in ("not implemented", "grader") \
+            else "error"
         computing = reply.header.get("computing")
         grade.problems.append(CaseProblem(case.label, problem, capped(reply.header.get("message", "")),
                                           capped(computing, 80) if isinstance(computing, str) else ""))

@@ -37,7 +37,7 @@ class TensorGrade:
 class CaseProblem:
     """A case in which the learner's function gave no gradients to check."""
     case: str
-    kind: str     # "not implemented" or "error"
+    kind: str     # "not implemented", "error", or "grader" (its sandbox could not run it: no fault of the file)
     message: str
     computing: str = ""  # what an error interrupted: the gradient or variable being computed (npseq.course.crashes)
 
@@ -109,7 +109,8 @@ class FunctionGrade:
         if self.penalty:
             return ["honesty: npseq's own code, zeroed"]
         found = [f"{p.kind}: {p.message.split(':')[0].split(' (')[0]}" + (f" computing {p.computing}" if p.computing
-                                                                          else "") if p.kind == "error" else p.kind
+                                                                          else "") if p.kind == "error" else
+                 "grader: the sandbox cannot read the Python installation" if p.kind == "grader" else p.kind
                  for p in self.problems]
         found += [row.diagnosis for row in (self.first_broken_links() if self.chained else self.rows) if not row.ok]
         return list(dict.fromkeys(found))

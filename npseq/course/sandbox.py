@@ -179,6 +179,24 @@ def running_as_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def python_unreadable(exc: BaseException) -> str:
+    """For an ``ImportError`` in a child: the sentence that says the child's user cannot read the Python installation
+    (the standard library's or the site-packages' folder), or ``""`` when it can and the import failed otherwise.
+
+    Run as root, the grader makes the child a user of its own; a Python installed in a private home folder
+    (``/root/.pyenv``) is then out of its reach, and every module the grader had not loaded before the switch
+    is "not found": no fault of the learner's file."""
+    if not isinstance(exc, ImportError):
+        return ""
+    folders = [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(backend.numpy.__file__))]
+    unreadable = [folder for folder in folders if not os.access(folder, os.R_OK | os.X_OK)]
+    if not unreadable:
+        return ""
+    return (f"; the grader's sandbox cannot read the Python installation ({unreadable[0]}): it runs the file as a "
+            "user of its own, who may not read that folder. Not a mistake of this file: the grader must run on a "
+            "Python every user can read (npseq's README, For instructors: What the grader defends against)")
+
+
 def _limit(kind, value) -> None:
     if value is not None and hasattr(resource, kind):
         resource.setrlimit(getattr(resource, kind), (value, value))

@@ -15,6 +15,7 @@ import types
 from typing import Callable
 
 from .notebook import NotebookError, read_notebook_code
+from .sandbox import python_unreadable
 
 MODULE_NAME = "_npseq_submission"
 """The name the learner's file is imported under (so its ``if __name__ == "__main__":`` block does not run)."""
@@ -124,7 +125,8 @@ def load_submission(submission: Submission) -> types.ModuleType:
         if isinstance(exc, SyntaxError):  # in a module the learner's file imports
             raise SubmissionError(f"{os.path.basename(exc.filename or '?')}, line {exc.lineno}: "
                                   f"{type(exc).__name__}: {exc.msg}") from None
-        raise SubmissionError(f"cannot import {submission.name}: {describe(exc, submission)}") from None
+        raise SubmissionError(f"cannot import {submission.name}: {describe(exc, submission)}"
+                              f"{python_unreadable(exc)}") from None
     finally:
         if folder in sys.path:
             sys.path.remove(folder)
