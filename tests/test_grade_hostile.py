@@ -357,3 +357,89 @@ def test_a_fork_bomb_stops_at_its_limit(tmp_path):
     assert "fork refused after" in result.stdout and "BlockingIOError" in result.stdout
     refused_after = [int(line.split()[3]) for line in result.stdout.splitlines() if line.startswith("fork refused")]
     assert max(refused_after) <= 64
+
+
+# ------------------------------------------------------------------ a class's folder as a student may leave it
+RIGHT = """\
+def rnn_step_backward(dnext_h, cache):
+    da = dnext_h * (1 - cache.next_h ** 2)
+    return da @ cache.Wx.T, da @ cache.Wh.T, cache.x.T @ da, cache.prev_h.T @ da, da.sum(axis=0)
+"""
+
+
+@pytest.fixture
+def deep_folder(tmp_path):
+    """``make(root, levels)``: a chain of ``levels`` folders named ``a`` under ``root`` (past the interpreter's
+    recursion limit, where os.walk gave up), returning a descriptor of the deepest; removed from the deepest up
+    afterwards."""
+    made = []
+
+    def make(root: pathlib.Path, levels: int) -> int:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root, os.O_RDONLY)
+        for _ in range(levels):
+            os.mkdir("a", dir_fd=fd)
+            inner = os.open("a", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        made.append((root, levels))
+        return fd
+
+    yield make
+    for root, levels in made:
+        for depth in range(levels, 0, -1):  # shutil.rmtree recurses too
+            deepest = os.path.join(root, *["a"] * depth)
+            for name in os.listdir(deepest):
+                os.remove(os.path.join(deepest, name))
+            os.rmdir(deepest)
+
+
+def _write_at(fd: int, name: str, text: str) -> None:
+    handle = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(handle, text.encode())
+    os.close(handle)
+    os.close(fd)
+
+
+def test_a_link_never_hands_one_students_grade_to_another(tmp_path):
+    # s1's b.py is a link to s2's: the class report gave "s1/b.py, 100" and no row for s2, the author.
+    (tmp_path / "c" / "s1").mkdir(parents=True)
+    (tmp_path / "c" / "s2").mkdir()
+    write(tmp_path / "c" / "s2", RIGHT, "b.py")
+    os.symlink("../s2/b.py", tmp_path / "c" / "s1" / "b.py")
+    result = npseq(tmp_path, "grade", "c", "--only", "rnn_step_backward", "--csv", "g.csv", "--json", "g.json")
+    assert result.returncode == 1, result.stderr
+    assert "not graded: 1 of 2\n   s1: a link\n" in result.stdout
+    rows = {row.split(",")[0]: row for row in (tmp_path / "g.csv").read_text().splitlines()[1:]}
+    assert set(rows) == {"s1", "s2"}
+    assert rows["s2"].startswith(f"s2,{os.path.join('c', 's2', 'b.py')},100,")
+    assert "ungradable: a link: a submission is graded from a file of its own, never through a link" in rows["s1"]
+    data = json.loads((tmp_path / "g.json").read_text())
+    assert {student["student"]: student["score"] for student in data["students"]} == {"s1": 0.0, "s2": 100.0}
+
+
+def test_a_folder_too_deep_is_named_and_the_class_is_graded(tmp_path, deep_folder):
+    # 1,100 levels: os.walk hit the recursion limit, and nobody got a CSV or a JSON.
+    (tmp_path / "c").mkdir()
+    write(tmp_path / "c", RIGHT, "s1.py")
+    fd = deep_folder(tmp_path / "c" / "s2", 1100)
+    _write_at(fd, "deep.py", RIGHT)
+    result = npseq(tmp_path, "grade", "c", "--only", "rnn_step_backward", "--csv", "g.csv", "--json", "g.json")
+    assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr, result.stderr
+    assert result.returncode == 1 and "   s2: its folders go deeper than 32 levels\n" in result.stdout
+    rows = {row.split(",")[0]: row for row in (tmp_path / "g.csv").read_text().splitlines()[1:]}
+    assert rows["s1"].startswith(f"s1,{os.path.join('c', 's1.py')},100,") and "not searched" in rows["s2"]
+
+
+def test_a_deep_folder_in_a_gradescope_submission_leaves_the_right_file_graded(tmp_path, deep_folder):
+    from npseq.course.autograder import main as autograder_main
+    from npseq.course.gradescope import Scoring
+
+    (tmp_path / "source").mkdir()
+    (tmp_path / "source" / "config.json").write_text(Scoring(only=("rnn_step_backward",)).to_json())
+    (tmp_path / "submission").mkdir()
+    write(tmp_path / "submission", RIGHT, "backprop_exercises.py")
+    os.close(deep_folder(tmp_path / "submission" / "junk", 1100))
+    assert autograder_main(["--root", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert data["score"] == 1.0, data["output"]

@@ -30,6 +30,7 @@ from .cases import student_seed
 from .grader import grade_file
 from .gradescope import OUTPUT_CHARS, Scoring, capped, exercise_scores, results, unloadable, write_results
 from .handout import NOTEBOOK_NAME, SKELETON_NAME
+from .search import search
 from .submission import SubmissionError, one_line
 
 DEFAULT_ROOT = "/autograder"
@@ -52,23 +53,17 @@ class Found:
 
 
 def _candidates(folder: str) -> list:
-    """The ``.py`` and ``.ipynb`` files under ``folder``, relative to it and sorted, hidden ones and caches left out."""
-    found = []
-    for top, dirs, files in os.walk(folder):
-        dirs[:] = sorted(name for name in dirs if not name.startswith(".") and name not in SKIPPED_FOLDERS)
-        for name in files:
-            path = os.path.join(top, name)
-            if name.endswith(SUFFIXES) and not name.startswith(".") and os.path.isfile(path) \
-                    and not os.path.islink(path):
-                found.append(os.path.relpath(path, folder))
-    return sorted(found)
+    """The ``.py`` and ``.ipynb`` files under ``folder``, relative to it and sorted, hidden ones, caches and links
+    left out, at most :data:`~npseq.course.search.MAX_DEPTH` folders down (:func:`~npseq.course.search.search`)."""
+    return search(folder, SUFFIXES, SKIPPED_FOLDERS).files
 
 
 def find_submission(folder: str) -> Found:
     """The one file to grade under ``folder``: the only ``.py`` or ``.ipynb`` there, or the one named as the hand-out.
 
     Files and folders whose names start with ``.``, ``__pycache__`` and ``.ipynb_checkpoints``
-    are not looked at; a link is not followed.
+    are not looked at; a link is not followed; folders deeper than
+    :data:`~npseq.course.search.MAX_DEPTH` levels are not searched.
     """
     expected = f"expected one .py or .ipynb file, or one named {SKELETON_NAME} or {NOTEBOOK_NAME}"
     candidates = _candidates(folder) if os.path.isdir(folder) else []

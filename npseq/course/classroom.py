@@ -43,6 +43,7 @@ from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .mistakes import MISTAKES
 from .report import POLICIES, FunctionGrade
+from .search import MAX_DEPTH, MAX_ENTRIES, search
 from .sheet import DEFAULT_SETS, graded_names, names_of_sets
 from .submission import SubmissionError, read_submission
 
@@ -93,6 +94,7 @@ class ClassSubmission:
     """One student's file."""
     name: str   # the student in the reports: the submission's folder, or the file's name without its suffix
     path: str   # where the file is, as found from the path given
+    refused: str = ""  # why it is listed as not graded without being run (a link, a folder too deep), or ""
 
 
 @dataclasses.dataclass
@@ -293,30 +295,47 @@ def find_submissions(paths) -> list:
     """
     found = []
     for given in map(os.fspath, paths):
-        if os.path.isdir(given):
-            names = _submissions_in(given)
-            if not names:
+        if os.path.islink(given):
+            found.append((os.path.basename(given), given, f"{LINK_REFUSED} (to {os.readlink(given)})"))
+        elif os.path.isdir(given):
+            result = search(given, SUBMISSION_SUFFIXES, SKIPPED_FOLDERS)
+            if not (result.files or result.links or result.too_deep):
                 raise ClassroomError(f"no .py or .ipynb file in the folder {given}")
-            found += [(name, os.path.join(given, name)) for name in names]
+            here = [(name, os.path.join(given, name), "") for name in result.files]
+            here += [(name, os.path.join(given, name), f"{LINK_REFUSED} (to {target})")
+                     for name, target in result.links]
+            here += [(name, os.path.join(given, name), f"its folders go deeper than {MAX_DEPTH} levels: not searched")
+                     for name in result.too_deep]
+            found += sorted(here)
+            if result.stopped:
+                found.append((os.path.join(os.path.basename(os.path.normpath(given)), "..."), given,
+                              f"more than {MAX_ENTRIES} files and folders in {given}: the rest was not searched"))
         elif os.path.isfile(given):
             if not given.endswith(SUBMISSION_SUFFIXES):
                 raise ClassroomError(f"expected a .py or .ipynb file or a folder, got {given}")
-            found.append((os.path.basename(given), given))
+            found.append((os.path.basename(given), given, ""))
         else:
             raise ClassroomError(f"no such file or folder: {given}")
     seen, unique = set(), []
-    for relative, path in found:
-        if os.path.realpath(path) not in seen:
-            seen.add(os.path.realpath(path))
-            unique.append((relative, path))
-    holding = collections.Counter(folder for relative, _ in unique for folder in _folders_of(relative))
+    for relative, path, refused in found:
+        key = path if refused else os.path.realpath(path)  # a refused entry is listed as found, never resolved
+        if key not in seen:
+            seen.add(key)
+            unique.append((relative, path, refused))
+    holding = collections.Counter(folder for relative, _, _ in unique for folder in _folders_of(relative))
     students = [next((os.path.basename(folder) for folder in _folders_of(relative) if holding[folder] == 1),
                      relative if _folders_of(relative) else os.path.splitext(os.path.basename(relative))[0])
-                for relative, _ in unique]
+                for relative, _, _ in unique]
     shared = {name for name, count in collections.Counter(students).items() if count > 1}
-    named = [(relative if student in shared else student, path) for student, (relative, path) in zip(students, unique)]
-    twice = {name for name, count in collections.Counter(name for name, _ in named).items() if count > 1}
-    return [ClassSubmission(os.path.normpath(path) if name in twice else name, path) for name, path in named]
+    named = [(relative if student in shared else student, path, refused)
+             for student, (relative, path, refused) in zip(students, unique)]
+    twice = {name for name, count in collections.Counter(name for name, _, _ in named).items() if count > 1}
+    return [ClassSubmission(os.path.normpath(path) if name in twice else name, path, refused)
+            for name, path, refused in named]
+
+
+LINK_REFUSED = "a link: a submission is graded from a file of its own, never through a link"
+"""Why a link met in a class's folder is listed as not graded: followed, it gave one student's file another's name."""
 
 
 def _folders_of(relative: str) -> list:
@@ -326,16 +345,6 @@ def _folders_of(relative: str) -> list:
     if os.path.isabs(relative) or ".." in parts:
         return []
     return [os.sep.join(parts[:depth]) for depth in range(1, len(parts) + 1)]
-
-
-def _submissions_in(folder: str) -> list:
-    """The submission files under ``folder``, relative to it, sorted."""
-    names = []
-    for here, folders, files in os.walk(folder):
-        folders[:] = [name for name in folders if not name.startswith(".") and name not in SKIPPED_FOLDERS]
-        names += [os.path.relpath(os.path.join(here, name), folder) for name in files
-                  if not name.startswith(".") and name.endswith(SUBMISSION_SUFFIXES)]
-    return sorted(names)
 
 
 def default_jobs() -> int:
@@ -415,6 +424,8 @@ def _compared(submissions: list, students: list, exercises: tuple) -> list:
     are read, never run; one that cannot be read is compared with nobody."""
     sources = {}
     for submission in submissions:
+        if submission.refused:
+            continue
         try:
             source = read_submission(submission.path).source
         except SubmissionError:
@@ -502,6 +513,9 @@ def _grade_one(submission: ClassSubmission, grading: _Grading) -> StudentGrade |
     """In a worker thread: grade one submission in a new session and read its report (None when stopped)."""
     if grading.stop.is_set():
         return None
+    if submission.refused:  # listed, not run
+        return _ungraded(submission, grading.exercises, "ungradable", f"ungradable: {submission.refused.split(':')[0]}",
+                         f"ungradable: {submission.refused}", "", None)
     # "--" ends the options: a file named "-x.py" is still a file
     process = subprocess.Popen(grading.command + ["--", submission.path], stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=grading.environment,
