@@ -443,3 +443,69 @@ def test_a_deep_folder_in_a_gradescope_submission_leaves_the_right_file_graded(t
     assert autograder_main(["--root", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "results" / "results.json").read_text())
     assert data["score"] == 1.0, data["output"]
+
+
+# ------------------------------------------------------------------ exceptions that break while being described
+UNDESCRIBABLE = """\
+import sys
+
+
+class Nasty(Exception):
+    def __str__(self):
+        raise RuntimeError("no message for you")
+
+
+class Code:
+    def __repr__(self):
+        raise RuntimeError("no repr either")
+
+
+class Odd(BaseException):
+    pass
+
+
+def rnn_step_backward(dnext_h, cache):
+    raise Nasty()
+
+
+def lstm_step_backward(dnext_h, dnext_c, cache):
+    raise KeyboardInterrupt()
+
+
+def gru_step_backward(dnext_h, cache):
+    raise Odd("odd")
+
+
+def masked_softmax_backward(dweights, cache):
+    sys.exit(Code())
+"""
+
+
+def test_an_exception_that_breaks_while_described_is_named_by_its_type(tmp_path):
+    # __str__ raising, KeyboardInterrupt and a BaseException of the learner's put a traceback of npseq's grader into
+    # the report and scored "exited (os._exit?)".
+    names = ["rnn_step_backward", "lstm_step_backward", "gru_step_backward", "masked_softmax_backward"]
+    path = write(tmp_path, UNDESCRIBABLE)
+    result = npseq(tmp_path, "grade", path, *[word for name in names for word in ("--only", name)])
+    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+    assert "npseq/course" not in result.stdout + result.stderr and "exited" not in result.stdout
+    report = grade_file(path, only=names, quiet=True)
+    messages = {name: {problem.message for problem in report[name].problems} for name in names[:3]}
+    assert messages == {
+        "rnn_step_backward": {"Nasty: (its message cannot be read: its __str__ raised) (hostile.py, line 19)"},
+        "lstm_step_backward": {"KeyboardInterrupt (hostile.py, line 23)"},
+        "gru_step_backward": {"Odd: odd (hostile.py, line 27)"}}
+    assert report["masked_softmax_backward"].failure == \
+        "sys.exit: masked_softmax_backward called sys.exit(a Code) (hostile.py, line 31)"
+
+
+@pytest.mark.parametrize("top, said", [
+    ("class Nasty(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n\n\nraise Nasty()\n",
+     "cannot import hostile.py: Nasty: (its message cannot be read: its __str__ raised) (hostile.py, line 6)"),
+    ("raise KeyboardInterrupt\n", "cannot import hostile.py: KeyboardInterrupt (hostile.py, line 1)"),
+    ("raise SyntaxError('made up', (42, 'x', 'y', 'z'))\n", "cannot import hostile.py: SyntaxError"),
+], ids=["__str__ raises", "KeyboardInterrupt", "a SyntaxError with odd fields"])
+def test_a_file_whose_import_raises_the_undescribable_is_one_line(tmp_path, top, said):
+    result = npseq(tmp_path, "grade", write(tmp_path, top), "--only", "rnn_step_backward")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith(f"npseq grade: {said}"), result.stderr

@@ -70,7 +70,17 @@ from .patterns import recognised, wrong_heads
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, python_unreadable, spawn
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
-from .submission import Submission, SubmissionError, describe, learner_line, load_submission, one_line, read_submission
+from .submission import (
+    Submission,
+    SubmissionError,
+    describe,
+    exception_text,
+    learner_line,
+    load_submission,
+    one_line,
+    read_submission,
+    type_name,
+)
 
 ENGINE_TOL = 1e-9
 """Learner and engine gradients may differ by this much, relative to ``max(1, max |engine gradient|)``."""
@@ -329,7 +339,7 @@ def _returned(result, names: tuple) -> Message:
         try:
             array = backend.numpy.asarray(value)
         except Exception as exc:  # an object whose conversion itself fails
-            items.append({"not_array": capped(f"{type(value).__name__}: {exc}")})
+            items.append({"not_array": capped(f"{type_name(value)}: {exception_text(exc)}")})
             continue
         if array.dtype.kind not in "biuf":
             items.append({"not_array": f"an array of dtype {array.dtype} ({type(value).__name__})"})
@@ -373,9 +383,11 @@ def _serve_exercise(submission: Submission, name: str, which: str, channel: Chan
             answer = Message({"kind": "raised", "problem": "not implemented",
                               "message": capped(describe(exc, submission))})
         except SystemExit as exc:
-            answer = Message({"kind": "exit", "message": capped(f"sys.exit: {name} called sys.exit({exc.code!r})"
+            answer = Message({"kind": "exit", "message": capped(f"sys.exit: {name} called sys.exit({_code_of(exc)})"
                                                                  f"{learner_line(exc, submission)}")})
-        except Exception as exc:  # MemoryError included: the case's error, not the child's end
+        except BaseException as exc:  # MemoryError, KeyboardInterrupt and the like: the case's error, not the child's
+            if isinstance(exc, GeneratorExit):
+                raise
             unreadable = python_unreadable(exc)
             context = CrashContext.unknown() if unreadable else _context_of(exc, submission, name, exercise.grads)
             answer = Message({"kind": "raised", "problem": "grader" if unreadable else "error",
@@ -386,12 +398,21 @@ def _serve_exercise(submission: Submission, name: str, which: str, channel: Chan
             return
 
 
-def _context_of(exc: Exception, submission: Submission, name: str, grads: tuple) -> CrashContext:
+def _code_of(exc: SystemExit) -> str:
+    """The ``repr`` of a ``sys.exit`` code, or its type when that ``repr`` raises (the code is the learner's)."""
+    try:
+        text = repr(exc.code)
+        return capped(text, 80) if isinstance(text, str) else type_name(exc.code)
+    except BaseException:
+        return f"a {type_name(exc.code)}"
+
+
+def _context_of(exc: BaseException, submission: Submission, name: str, grads: tuple) -> CrashContext:
     """:func:`~npseq.course.crashes.crash_context`, or nothing when reading the traceback fails: the case's error is
     reported either way."""
     try:
         return crash_context(exc, submission, name, grads)
-    except Exception:
+    except BaseException:  # a traceback the learner's code made unreadable
         return CrashContext.unknown()
 
 

@@ -90,10 +90,30 @@ def learner_line(exc: BaseException, submission: Submission) -> str:
     return ""
 
 
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)`` on one line, or a word that it cannot be read: a learner's exception may raise in its own
+    ``__str__`` (or return something that is not text), and describing it must never fail."""
+    try:
+        text = str(exc)
+        return one_line(text) if isinstance(text, str) else "(its message is not text)"
+    except BaseException:  # whatever its __str__ raises, KeyboardInterrupt included, is the learner's
+        return "(its message cannot be read: its __str__ raised)"
+
+
+def type_name(value) -> str:
+    """The name of ``value``'s type, read without trusting it (a metaclass may make ``__name__`` anything)."""
+    try:
+        name = type(value).__name__
+        return name if isinstance(name, str) else "an object"
+    except BaseException:
+        return "an object"
+
+
 def describe(exc: BaseException, submission: Submission) -> str:
-    """``Type: message (file.py, line n)``, the line being the deepest one in the learner's file."""
-    message = one_line(exc)
-    return f"{type(exc).__name__}{': ' + message if message else ''}{learner_line(exc, submission)}"
+    """``Type: message (file.py, line n)``, the line being the deepest one in the learner's file; an exception whose
+    message cannot be read is described by its type."""
+    message = exception_text(exc)
+    return f"{type_name(exc)}{': ' + message if message else ''}{learner_line(exc, submission)}"
 
 
 def load_submission(submission: Submission) -> types.ModuleType:
@@ -120,11 +140,13 @@ def load_submission(submission: Submission) -> types.ModuleType:
     sys.path.insert(0, folder)
     try:
         exec(code, module.__dict__)
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt from the learner's file included
         sys.modules.pop(MODULE_NAME, None)
-        if isinstance(exc, SyntaxError):  # in a module the learner's file imports
+        parsed = isinstance(exc, SyntaxError) and isinstance(exc.filename, (str, type(None))) \
+            and isinstance(exc.lineno, int) and isinstance(exc.msg, str)
+        if parsed:  # in a module the learner's file imports (its fields checked: a learner may raise one)
             raise SubmissionError(f"{os.path.basename(exc.filename or '?')}, line {exc.lineno}: "
-                                  f"{type(exc).__name__}: {exc.msg}") from None
+                                  f"{type_name(exc)}: {one_line(exc.msg)}") from None
         raise SubmissionError(f"cannot import {submission.name}: {describe(exc, submission)}"
                               f"{python_unreadable(exc)}") from None
     finally:
