@@ -509,3 +509,41 @@ def test_a_file_whose_import_raises_the_undescribable_is_one_line(tmp_path, top,
     result = npseq(tmp_path, "grade", write(tmp_path, top), "--only", "rnn_step_backward")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith(f"npseq grade: {said}"), result.stderr
+
+
+# ------------------------------------------------------------------ the grader under a memory limit of its own
+def test_a_right_file_is_graded_under_a_lower_address_space_limit(tmp_path):
+    # Under ulimit -v 3000000 the child's limit (what the grader holds + 4096 MB) was above the grader's own, so the
+    # child could not set it, exited 70, and the message blamed the file: "cannot import ...: exited".
+    import resource
+
+    path = write(tmp_path, RIGHT, "right.py")
+
+    def lower_limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3_000_000 * 1024, 3_000_000 * 1024))
+
+    result = subprocess.run([sys.executable, "-m", "npseq", "grade", str(path), "--only", "rnn_step_backward"],
+                            capture_output=True, text=True, timeout=120, preexec_fn=lower_limit)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith("score: 1.00 / 1 point = 100.0%  -- all correct")
+
+
+def test_a_limit_that_leaves_a_child_too_little_is_the_graders_error_with_its_fix(tmp_path, monkeypatch, capsys):
+    from npseq.cli import main as npseq_main
+    from npseq.course import autograder, sandbox
+    from npseq.course.gradescope import Scoring
+
+    monkeypatch.setattr(sandbox, "_ceiling", lambda: sandbox._in_use() + 5 * 2 ** 20)
+    path = write(tmp_path, RIGHT, "right.py")
+    with pytest.raises(sandbox.SandboxError, match=r"a submission's process would get 5 MB, under the 16 MB"):
+        grade_file(path, only=["rnn_step_backward"])
+    assert npseq_main(["grade", str(path), "--only", "rnn_step_backward"]) == 2
+    error = capsys.readouterr().err
+    assert "ulimit -v" in error and "Not a fault of any submission" in error and "cannot import" not in error
+    (tmp_path / "source").mkdir()
+    (tmp_path / "source" / "config.json").write_text(Scoring(only=("rnn_step_backward",)).to_json())
+    (tmp_path / "submission").mkdir()
+    write(tmp_path / "submission", RIGHT, "backprop_exercises.py")
+    assert autograder.main(["--root", str(tmp_path)]) == 0
+    output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+    assert "the grader failed (not your fault; tell your instructor)" in output and "ulimit -v" in output

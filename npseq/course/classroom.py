@@ -43,6 +43,7 @@ from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .mistakes import MISTAKES
 from .report import POLICIES, FunctionGrade
+from .sandbox import check_memory_room
 from .search import MAX_DEPTH, MAX_ENTRIES, search
 from .sheet import DEFAULT_SETS, graded_names, names_of_sets
 from .submission import SubmissionError, read_submission
@@ -394,6 +395,7 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
         if value is not None and not (isinstance(value, (int, float)) and 0 < value < math.inf):
             raise ValueError(f"{label}: expected a positive number, got {value!r}")
     exercises = tuple(names)
+    check_memory_room(memory_mb)  # every grading process inherits this process's limit
     if policy not in POLICIES:
         raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
     command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--policy", policy, "--seed", str(int(seed)),

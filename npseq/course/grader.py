@@ -68,7 +68,18 @@ from .exercise import Exercise
 from .honesty import scan_imports, scan_indirection
 from .patterns import recognised, wrong_heads
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
-from .sandbox import Channel, ChannelError, Child, Deadline, Limits, Message, describe_end, python_unreadable, spawn
+from .sandbox import (
+    Channel,
+    ChannelError,
+    Child,
+    Deadline,
+    Limits,
+    Message,
+    check_memory_room,
+    describe_end,
+    python_unreadable,
+    spawn,
+)
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, EXERCISES, NAMES, graded_names, names_of_sets
 from .submission import (
     Submission,
@@ -649,6 +660,7 @@ def grade_file(path: str, only=None, *, sets=None, timeout: float = DEFAULT_TIME
 
     Raises:
         SubmissionError: the file cannot be imported (one-line message).
+        SandboxError: the grader runs under a memory limit that leaves a submission's process too little to run.
         ValueError: ``only`` names something that is not an exercise, ``sets`` something that is not a set, or
             ``timeout`` is not positive.
     """
@@ -661,6 +673,7 @@ def grade_file(path: str, only=None, *, sets=None, timeout: float = DEFAULT_TIME
     for label, value in [("seed", seed)] + [(f"case_seeds[{key!r}]", value) for key, value in case_seeds.items()]:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 63:
             raise ValueError(f"{label}: expected an int in [0, 2**63), got {value!r}")
+    check_memory_room(memory_mb)  # the grader's own limit, not the file's: said before anything runs
     started = time.monotonic()
     submission = read_submission(path)
     _load_what_children_use(EXERCISES if chosen is None else [EXERCISE_BY_NAME[name] for name in chosen])

@@ -44,6 +44,7 @@ import traceback
 from typing import Callable
 
 from .. import backend
+from ..errors import UserError
 
 MAX_HEADER_BYTES = 1 << 20
 """The largest JSON header a child may send (1 MiB); messages in it are capped far below that."""
@@ -202,6 +203,53 @@ def _limit(kind, value) -> None:
         resource.setrlimit(getattr(resource, kind), (value, value))
 
 
+CHILD_NEEDS_MB = 16
+"""The least address space a child must be able to add to the grader's to import a submission and run a case: below
+it, the child fails before the learner's code has run, and the failure would read as the learner's. (A child is a
+fork: the grader's pages count once. Under ``ulimit -v 215000`` a grader holding about 200 MB graded every exercise
+of the chain and transformer sets right, with 12 MB of room; at 210000 the grader itself cannot start.)"""
+
+
+class SandboxError(UserError):
+    """The grader cannot give a submission's child what it needs to run (here: memory); the grader's own error,
+    never the submission's. One line naming the setting that fixes it."""
+
+
+def _ceiling():
+    """The address-space limit this process runs under (the soft one: what it may grow to), ``None`` without one."""
+    if not hasattr(resource, "RLIMIT_AS"):
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def child_address_space(memory_mb: int) -> int:
+    """The address space, in bytes, a child gets: what the grader holds plus ``memory_mb``, within the limit the
+    grader itself runs under (``ulimit -v``): a child's hard limit cannot exceed its parent's."""
+    wanted, ceiling = _in_use() + int(memory_mb) * 2 ** 20, _ceiling()
+    return wanted if ceiling is None else min(wanted, ceiling)
+
+
+def check_memory_room(memory_mb) -> None:
+    """Refuse, as the grader's own error, to run submissions where a child cannot get :data:`CHILD_NEEDS_MB`
+    beyond what the grader holds (``memory_mb`` falsy: no limit of the grader's own, the platform's still counts).
+
+    Raises:
+        SandboxError: naming the limit, what the grader holds, and how to lift it.
+    """
+    ceiling = _ceiling()
+    if ceiling is None:
+        return
+    room = (ceiling - _in_use()) // 2 ** 20
+    if room < CHILD_NEEDS_MB:
+        needed_kb = (_in_use() // 2 ** 20 + CHILD_NEEDS_MB + (int(memory_mb or 0))) * 1024
+        raise SandboxError(f"the grader runs under an address-space limit of {ceiling // 2 ** 20} MB (ulimit -v) "
+                           f"and holds {_in_use() // 2 ** 20} MB itself: a submission's process would get {room} MB, "
+                           f"under the {CHILD_NEEDS_MB} MB it needs to run at all; raise that limit (ulimit -v "
+                           f"{needed_kb} leaves each submission the --memory-mb {int(memory_mb or 0)} it is given) "
+                           "and grade again. Not a fault of any submission")
+
+
 def _in_use() -> int:
     try:
         with open("/proc/self/statm") as handle:
@@ -296,7 +344,7 @@ def _enter_sandbox(limits: Limits, scratch: str, files: dict, uid: int | None, p
     os.chdir(scratch)
     os.environ.update({"HOME": scratch, "TMPDIR": scratch, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
     if limits.memory_mb:
-        _limit("RLIMIT_AS", _in_use() + int(limits.memory_mb) * 2 ** 20)
+        _limit("RLIMIT_AS", child_address_space(limits.memory_mb))
     if hasattr(resource, "RLIMIT_CPU"):  # SIGXCPU at the soft limit, SIGKILL a second later
         cpu = int(limits.timeout) + 2
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
