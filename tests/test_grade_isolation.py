@@ -281,3 +281,19 @@ def test_only_an_import_error_from_an_unreadable_installation_is_the_graders(mon
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     said = sandbox.python_unreadable(ModuleNotFoundError("No module named 'xml'"))
     assert said.startswith("; the grader's sandbox cannot read the Python installation (")
+
+
+def test_the_graders_own_check_decides_a_problem_is_the_graders(tmp_path, monkeypatch):
+    # "grader" is the child's word: where the grader sees the installation readable, a child saying so (a learner can
+    # make its child say anything) is an error of the file's, as any other; and a module nobody has is a typo.
+    from npseq.course import grader
+
+    path = tmp_path / "learner.py"
+    path.write_text("def rnn_step_backward(dnext_h, cache):\n    import no_such_module_anywhere  # noqa: F401\n")
+    rnn = grade_file(path, only=["rnn_step_backward"])["rnn_step_backward"]
+    assert {problem.kind for problem in rnn.problems} == {"error"}
+    assert rnn.diagnoses() == ["error: ModuleNotFoundError"]
+    path.write_text("def rnn_step_backward(dnext_h, cache):\n    import xml.dom.minidom  # noqa: F401\n")
+    monkeypatch.setattr(grader, "others_cannot_read_python", lambda: False)
+    rnn = grade_file(path, only=["rnn_step_backward"])["rnn_step_backward"]
+    assert {problem.kind for problem in rnn.problems} == {"error"}

@@ -45,6 +45,7 @@ is unchanged unless the policy is ``"zero"``.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import sys
 import time
@@ -77,6 +78,7 @@ from .sandbox import (
     Message,
     check_memory_room,
     describe_end,
+    others_cannot_read_python,
     python_unreadable,
     spawn,
 )
@@ -401,7 +403,9 @@ def _serve_exercise(submission: Submission, name: str, which: str, channel: Chan
                 raise
             unreadable = python_unreadable(exc)
             context = CrashContext.unknown() if unreadable else _context_of(exc, submission, name, exercise.grads)
+            module = getattr(exc, "name", None) if unreadable else None
             answer = Message({"kind": "raised", "problem": "grader" if unreadable else "error",
+                              "module": module if isinstance(module, str) else "",
                               "computing": capped(context.computing, 80),
                               "message": capped(describe(exc, submission) + (unreadable or context.sentence))})
         channel.send(answer)
@@ -484,6 +488,17 @@ def _as_sent(array, dtype_name):
     return array.astype(dtype) if dtype.kind in "biuf" and dtype.itemsize <= 8 else array
 
 
+def _installed(module) -> bool:
+    """Whether the grader's Python has the top-level package of ``module`` (a dotted name the child sent). Only the
+    top level is looked up: finding ``a.b`` imports ``a``, and the name is the learner's to choose."""
+    if not isinstance(module, str) or not module or len(module) > 200:
+        return False
+    try:
+        return importlib.util.find_spec(module.split(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _learner_grads(reply: Message, names: tuple):
     """The gradients of a ``returned`` reply, one per name; ``None`` if the reply does not have that many."""
     items = reply.header.get("items")
@@ -503,7 +518,11 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
     if kind == "exit":
         raise _ChildFailed(capped(reply.header.get("message", "sys.exit")))
     if kind == "raised":
-        problem = reply.header.get("problem") if reply.header.get("problem") in ("not implemented", "grader") \
+        problem = reply.header.get("problem")
+        # "grader" is the child's word that it could not read Python: taken only where the grader sees it is so, and
+        # finds the module the child could not (a module nobody has is the file's mistake)
+        problem = problem if problem == "not implemented" or (
+            problem == "grader" and others_cannot_read_python() and _installed(reply.header.get("module"))) \
             else "error"
         computing = reply.header.get("computing")
         grade.problems.append(CaseProblem(case.label, problem, capped(reply.header.get("message", "")),

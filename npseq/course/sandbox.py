@@ -36,6 +36,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import struct
 import sys
 import tempfile
@@ -196,6 +197,27 @@ def python_unreadable(exc: BaseException) -> str:
     return (f"; the grader's sandbox cannot read the Python installation ({unreadable[0]}): it runs the file as a "
             "user of its own, who may not read that folder. Not a mistake of this file: the grader must run on a "
             "Python every user can read (npseq's README, For instructors: What the grader defends against)")
+
+
+def others_cannot_read_python() -> bool:
+    """Whether, run as root, the grader's children (users of their own) are kept out of the Python installation: the
+    standard library's or NumPy's folder, or one above it, is closed to other users. The grader's own check, from the
+    folders' modes, of what a child reports (a child's word alone is the learner's)."""
+    if not running_as_root():
+        return False
+    for folder in (os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(backend.numpy.__file__))):
+        path = os.path.abspath(folder)
+        while True:
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                return True
+            if not mode & stat.S_IXOTH or (path == os.path.abspath(folder) and not mode & stat.S_IROTH):
+                return True
+            if path == os.path.dirname(path):
+                break
+            path = os.path.dirname(path)
+    return False
 
 
 def _limit(kind, value) -> None:
