@@ -25,6 +25,13 @@ settings.register_profile("stress", max_examples=1000, **_relaxed)
 settings.load_profile(os.environ.get("NPSEQ_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 
+@pytest.fixture(autouse=True)
+def course_secret_of_the_test(tmp_path_factory, monkeypatch):
+    """Every test's course secret lies in a folder of the session's own (``NPSEQ_COURSE_SECRET``), never in the
+    user's ``~/.config``: made there by the first hand-out for a student, as ``npseq exercises`` makes it."""
+    monkeypatch.setenv("NPSEQ_COURSE_SECRET", str(tmp_path_factory.getbasetemp() / "course-secret"))
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """An empty dataset cache of the test's own (``NPSEQ_DATA``), and no ``NPSEQ_FRA`` from the environment."""

@@ -11,6 +11,7 @@ import os
 import sys
 
 from ..course.cases import student_seed
+from ..course.secret import course_secret
 from ..data.datasets import DatasetMissing, resolve_data
 from ..errors import UserError
 
@@ -87,14 +88,18 @@ def seed_or_student(parser, what: str) -> None:
                        help=f"{what}: the cases' numbers (0, the default: the sheet's own; another: the same shapes, "
                             "other numbers)")
     group.add_argument("--student", metavar="NAME",
-                       help=f"{what}: the seed of this student's name or e-mail address (as the autograder derives it)")
+                       help=f"{what}: the seed of this student's name or e-mail address and the course secret "
+                            "(as the autograder derives it; see the README's per-student numbers)")
 
 
-def chosen_seed(args) -> int:
-    """The seed ``--seed`` or ``--student`` gave."""
-    if args.student is not None and not args.student.strip():
+def chosen_seed(args, make_secret: bool = False) -> int:
+    """The seed ``--seed`` or ``--student`` gave; ``--student`` reads the course secret (makes it first with
+    ``make_secret``: a hand-out's command may, a grading may not, see :mod:`npseq.course.secret`)."""
+    if args.student is None:
+        return args.seed
+    if not args.student.strip():
         raise UsageError("--student: expected a name or an e-mail address, got an empty string")
-    return student_seed(args.student) if args.student is not None else args.seed
+    return student_seed(args.student, course_secret(create=make_secret))
 
 
 def data_file(text):

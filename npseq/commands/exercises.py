@@ -24,6 +24,7 @@ from ..course.handout import (
     write_solutions,
 )
 from ..course.report import POLICIES
+from ..course.secret import course_secret
 from ..course.sets import DEFAULT_SETS, SET_NAMES, SET_SUMMARIES
 from ..course.sheet import EXERCISE_BY_NAME, NAMES
 from ..errors import UserError
@@ -154,6 +155,8 @@ def scoring_of(args) -> Scoring:
                              f"what they build on), got {', '.join(left_out)}")
     limits = {"timeout": args.timeout, "memory_mb": args.memory_mb, "policy": args.policy,
               "per_student": args.per_student or None}
+    if args.per_student:  # the students' seeds need the secret their hand-outs were made with
+        limits["secret"] = course_secret(create=True)
     return Scoring(only=tuple(names) if args.only or args.sets else None, points=points, hidden=hidden,
                    **{name: value for name, value in limits.items() if value is not None})
 
@@ -193,12 +196,13 @@ def run(args) -> int:
     """Write the hand-out and/or the autograder as ``npseq exercises`` parsed them; return the exit code."""
     _check_options(args)
     scoring = scoring_of(args) if args.gradescope else None
+    seed = chosen_seed(args, make_secret=True) if args.out is not None else 0
     try:
         if args.gradescope:  # refused before the hand-out is written: a refusal writes nothing
             check_bundle_target(args.gradescope, args.force)
         if args.out is not None:
             files = handout_files(args.only, hints=not args.no_hints, as_notebook=args.notebook,
-                                  seed=chosen_seed(args), sets=args.sets)
+                                  seed=seed, sets=args.sets)
             result = write_files(args.out, files, force=args.force)
         if args.gradescope:
             write_bundle(args.gradescope, scoring, force=args.force)
@@ -212,7 +216,7 @@ def run(args) -> int:
         say(f"wrote {', '.join(result.written) or 'nothing new'}{kept} "
             f"({len(exercises)} exercises{', no hints' if args.no_hints else ''})")
         skeleton = next(iter(files))
-        say(f"grade with: cd {args.out} && {grade_command(skeleton, exercises, chosen_seed(args))}")
+        say(f"grade with: cd {args.out} && {grade_command(skeleton, exercises, seed)}")
     if args.gradescope:
         say(f"wrote {args.gradescope}: {_describe(scoring)}")
         say("next: " + NEXT_STEP.format(zip=args.gradescope))

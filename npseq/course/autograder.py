@@ -104,7 +104,7 @@ def _results_of(root: str, started: float) -> dict:
     if not found.path:
         print(found.problem)
         return unloadable(found.problem, scoring, time.monotonic() - started)
-    seed = student_seed(submitters(root)) if scoring.per_student and submitters(root) else 0
+    seed = student_seed(submitters(root), scoring.secret) if scoring.per_student and submitters(root) else 0
     # hidden cases: numbers drawn now, which no hand-out and no earlier grading has shown
     drawn = {(name, number): secrets.randbelow(2 ** 48) + 1 for name in scoring.names
              for number in sorted(scoring.hidden_cases(name))}

@@ -38,6 +38,7 @@ from ..errors import InvalidValueError, UserError
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .report import POLICIES, FunctionGrade, GradeReport, Scored
+from .secret import is_secret
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, NAMES, names_of_sets
 
 ALL_CASES = "all"
@@ -84,7 +85,10 @@ class Scoring:
         memory_mb: megabytes each function may add to its process, or ``None`` for no limit.
         policy: the honesty policy (:data:`~npseq.course.report.POLICIES`): ``"note"`` or ``"zero"``.
         per_student: grade each student on cases of their own: the seed of their e-mail address, from
-            Gradescope's submission metadata (``npseq exercises --student EMAIL`` writes the matching hand-out).
+            Gradescope's submission metadata, and of ``secret`` (``npseq exercises --student EMAIL`` writes the
+            matching hand-out on the machine that holds the secret).
+        secret: the course secret (:mod:`npseq.course.secret`) ``per_student`` needs; never shown to students
+            (the configuration lies in the autograder's own folder).
 
     The fields are checked when the record is made (:class:`~npseq.errors.InvalidValueError`,
     one line naming the field, the expected and the given), and ``points`` and ``hidden``
@@ -97,6 +101,7 @@ class Scoring:
     memory_mb: int | None = DEFAULT_MEMORY_MB
     policy: str = "note"
     per_student: bool = False
+    secret: str = ""
 
     def __post_init__(self):
         only = self.only
@@ -127,6 +132,10 @@ class Scoring:
             raise InvalidValueError(f"policy: expected one of {list(POLICIES)}, got {self.policy!r}")
         if not isinstance(self.per_student, bool):
             raise InvalidValueError(f"per_student: expected true or false, got {self.per_student!r}")
+        if self.secret and not is_secret(self.secret) or self.per_student and not self.secret:
+            raise InvalidValueError("secret: expected the course secret (64 hex digits) with per_student, got "
+                                    f"{'another text' if self.secret else 'none'}; make the autograder again with "
+                                    "npseq exercises --gradescope ... --per-student")
 
     @property
     def names(self) -> tuple:
@@ -156,7 +165,7 @@ class Scoring:
         hidden = {name: cases if cases == ALL_CASES else list(cases) for name, cases in self.hidden.items()}
         data = {"only": None if self.only is None else list(self.only), "points": dict(self.points),
                 "hidden": hidden, "timeout": self.timeout, "memory_mb": self.memory_mb, "policy": self.policy,
-                "per_student": self.per_student}
+                "per_student": self.per_student, "secret": self.secret}
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod

@@ -36,10 +36,12 @@ def seed_of(seed: int, variant: int = 0):
     return seed if not variant else [seed, variant]
 
 
-def student_seed(name: str) -> int:
-    """A student's seed from their name or e-mail address (case and surrounding spaces aside): the same on every
-    machine, so that a hand-out made for a name and the autograder reading that name agree."""
-    return int.from_bytes(hashlib.sha256(name.strip().lower().encode("utf-8")).digest()[:6], "big") or 1
+def student_seed(name: str, secret: str) -> int:
+    """A student's seed from their name or e-mail address (case and surrounding spaces aside) and the course
+    ``secret`` (:mod:`npseq.course.secret`): the same wherever the secret is, so that a hand-out made for a name and
+    the autograder reading that name agree, and no one without it can make a classmate's numbers."""
+    text = f"{secret}\n{name.strip().lower()}".encode("utf-8")
+    return int.from_bytes(hashlib.sha256(text).digest()[:6], "big") or 1
 
 
 @dataclasses.dataclass(frozen=True)
