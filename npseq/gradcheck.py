@@ -179,8 +179,8 @@ class GradCheckReport:
     __repr__ = __str__
 
 
-def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAULT_TOL) -> int | None:
-    r"""The first time step, walking back from :math:`T-1`, at which ``analytic`` leaves ``reference``.
+def wrong_steps(analytic, reference, time_axis: int = 1, tol: float = DEFAULT_TOL) -> list:
+    r"""The time steps at which ``analytic`` leaves ``reference``, in increasing order.
 
     Step :math:`t` is wrong when some element of the slice ``t`` along ``time_axis`` has a
     :func:`gradient_error` above ``tol`` (the floor of that error is taken over the whole
@@ -190,23 +190,24 @@ def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAU
         analytic, reference: arrays of the same shape, e.g. ``dx`` ``(N, T, D)``.
         time_axis: the axis of the time steps.
         tol: the largest error still counted as agreement.
-
-    Returns:
-        That step, or ``None`` when every step agrees.
     """
     a = backend.to_numpy(analytic).astype(backend.numpy.float64)
     r = backend.to_numpy(reference).astype(backend.numpy.float64)
     if a.shape != r.shape:
         raise InvalidValueError(f"reference: expected shape {a.shape} (the shape of analytic), got {r.shape}")
     if a.size == 0:
-        return None
+        return []
     finite = backend.numpy.isfinite(a)
     errors = backend.numpy.where(finite, gradient_error(backend.numpy.where(finite, a, 0.0), r), backend.numpy.inf)
     per_step = backend.numpy.moveaxis(errors, time_axis, 0).reshape(a.shape[time_axis], -1).max(axis=1)
-    for t in reversed(range(a.shape[time_axis])):
-        if not per_step[t] < tol:
-            return t
-    return None
+    return [int(t) for t in backend.numpy.flatnonzero(~(per_step < tol))]
+
+
+def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAULT_TOL) -> int | None:
+    r"""The first time step, walking back from :math:`T-1`, at which ``analytic`` leaves ``reference``: the
+    latest of :func:`wrong_steps` (same arguments), or ``None`` when every step agrees."""
+    wrong = wrong_steps(analytic, reference, time_axis, tol)
+    return wrong[-1] if wrong else None
 
 
 STEP_SOURCES = ("own", "handed back")

@@ -113,8 +113,9 @@ def _results_of(root: str, started: float) -> dict:
         report = grade_file(found.path, only=scoring.names, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
                             quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")),
                             policy=scoring.policy, seed=seed, case_seeds=drawn)
-        print(report.table(scored=exercise_scores(report, scoring)))  # the score results.json carries
-        return results(report, scoring)
+        data = results(report, scoring)
+        print(report.table(scored=exercise_scores(data, scoring)))  # the score results.json carries
+        return data
     except SubmissionError as exc:
         print(f"cannot grade {found.path}: {exc}")
         return unloadable(str(exc), scoring, time.monotonic() - started)

@@ -59,6 +59,7 @@ from ..gradcheck import (
     gradient_error,
     numerical_gradient,
     step_report,
+    wrong_steps,
 )
 from ..samples import normal
 from . import watch
@@ -227,7 +228,7 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
             problem += (f"; wrong in {which} of 0..{heads - 1} (each head's block: "
                         f"{shape[head_axis] // heads} of the {shape[head_axis]} along axis {head_axis})")
     elif walked and not recurrent and finite:
-        wrong = wrong_steps(row.analytic, expected, time_axis)
+        wrong = wrong_steps(row.analytic, expected, time_axis, DEFAULT_TOL)
         if 0 < len(wrong) < shape[time_axis]:
             at = ", ".join(map(str, wrong))
             diagnosis = f"{name}: wrong at t={at}"
@@ -238,15 +239,6 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
         problem += f"; yours is {given_dtype}, the case's arrays are {numeric.dtype}"
         diagnosis = f"{name}: {given_dtype}, not {numeric.dtype}"
     return TensorGrade(case, name, shape, row.max_rel_error, diff, ok, problem, step, diagnosis)
-
-
-def wrong_steps(given, expected, time_axis: int) -> list:
-    """The steps along ``time_axis`` at which ``given`` leaves ``expected`` (the error's floor over the whole
-    tensor, as :func:`~npseq.gradcheck.first_wrong_step` takes it)."""
-    xp = backend.numpy
-    errors = gradient_error(given, expected)
-    per_step = xp.moveaxis(errors, time_axis, 0).reshape(given.shape[time_axis], -1).max(axis=1)
-    return [int(t) for t in xp.flatnonzero(~(per_step < DEFAULT_TOL))]
 
 
 def diagnose(name: str, given, expected, gates: tuple = (), first_wrong: int | None = None) -> str:

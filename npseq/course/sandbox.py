@@ -181,6 +181,11 @@ def running_as_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def _python_folders() -> tuple:
+    """The folders of the Python installation a child must read: the standard library's and NumPy's site-packages."""
+    return os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(backend.numpy.__file__))
+
+
 def python_unreadable(exc: BaseException) -> str:
     """For an ``ImportError`` in a child: the sentence that says the child's user cannot read the Python installation
     (the standard library's or the site-packages' folder), or ``""`` when it can and the import failed otherwise.
@@ -190,8 +195,7 @@ def python_unreadable(exc: BaseException) -> str:
     is "not found": no fault of the learner's file."""
     if not isinstance(exc, ImportError):
         return ""
-    folders = [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(backend.numpy.__file__))]
-    unreadable = [folder for folder in folders if not os.access(folder, os.R_OK | os.X_OK)]
+    unreadable = [folder for folder in _python_folders() if not os.access(folder, os.R_OK | os.X_OK)]
     if not unreadable:
         return ""
     return (f"; the grader's sandbox cannot read the Python installation ({unreadable[0]}): it runs the file as a "
@@ -205,7 +209,7 @@ def others_cannot_read_python() -> bool:
     folders' modes, of what a child reports (a child's word alone is the learner's)."""
     if not running_as_root():
         return False
-    for folder in (os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(backend.numpy.__file__))):
+    for folder in _python_folders():
         path = os.path.abspath(folder)
         while True:
             try:
