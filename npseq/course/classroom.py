@@ -324,9 +324,7 @@ def find_submissions(paths) -> list:
             seen.add(key)
             unique.append((relative, path, refused))
     holding = collections.Counter(folder for relative, _, _ in unique for folder in _folders_of(relative))
-    students = [next((os.path.basename(folder) for folder in _folders_of(relative) if holding[folder] == 1),
-                     relative if _folders_of(relative) else os.path.splitext(os.path.basename(relative))[0])
-                for relative, _, _ in unique]
+    students = [_student_of(relative, holding) for relative, _, _ in unique]
     shared = {name for name, count in collections.Counter(students).items() if count > 1}
     named = [(relative if student in shared else student, path, refused)
              for student, (relative, path, refused) in zip(students, unique)]
@@ -341,11 +339,19 @@ LINK_REFUSED = "a link: a submission is graded from a file of its own, never thr
 
 def _folders_of(relative: str) -> list:
     """The folders above a submission's path relative to the class folder, outermost first: ``a/b/c.py`` gives
-    ``a`` and ``a/b``; a file given by itself (an absolute or ``..`` path) has none that a class shares."""
+    ``a`` and ``a/b`` (a file given by itself, named by its base name, has none)."""
     parts = os.path.normpath(relative).split(os.sep)[:-1]
-    if os.path.isabs(relative) or ".." in parts:
-        return []
     return [os.sep.join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+
+
+def _student_of(relative: str, holding: collections.Counter) -> str:
+    """The student a submission names (``holding``: how many submissions each folder holds): the outermost of its
+    folders that holds it alone, else its path when it is in a folder, else its name without the suffix."""
+    folders = _folders_of(relative)
+    alone = next((folder for folder in folders if holding[folder] == 1), None)
+    if alone is not None:
+        return os.path.basename(alone)
+    return relative if folders else os.path.splitext(os.path.basename(relative))[0]
 
 
 def default_jobs() -> int:
