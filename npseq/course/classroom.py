@@ -435,10 +435,9 @@ def _compared(submissions: list, students: list, exercises: tuple) -> list:
         if submission.refused:
             continue
         try:
-            source = read_submission(submission.path).source
+            sources[submission.name] = read_submission(submission.path).text
         except SubmissionError:
             continue
-        sources[submission.name] = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     pairs = similar_pairs(sources, exercises)
     by_name = {student.name: student for student in students if student is not None}
     for pair in pairs:

@@ -91,13 +91,12 @@ def crash_context(exc: BaseException, submission: Submission, function: str, gra
     frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
               if os.path.abspath(frame.filename) == submission.path]
     graded = next((index for index, frame in enumerate(frames) if frame.name == function), None)
-    source = submission.source.decode("utf-8", "replace") if isinstance(submission.source, bytes) \
-        else submission.source
+    if graded is None:
+        return CrashContext.unknown()
+    source = submission.text
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return CrashContext.unknown()
-    if graded is None:
         return CrashContext.unknown()
     lines = source.splitlines()
     own = frames[graded]

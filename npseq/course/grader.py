@@ -749,8 +749,7 @@ def _judged(grade: FunctionGrade, exercise: Exercise, submission: Submission, po
     """The honesty verdict on one graded function: is its code npseq's own, seen running or the watch reached around
     while graded, or copied from a text a learner could copy (:func:`~npseq.course.copies.closest_copy`, above the
     size floor and the threshold)?"""
-    source = submission.source.decode("utf-8", "replace") if isinstance(submission.source, bytes) else submission.source
-    grade.likeness = closest_copy(source, exercise.name, submission.place if submission.where else None)
+    grade.likeness = closest_copy(submission.text, exercise.name, submission.place if submission.where else None)
     if grade.likeness is not None and grade.likeness.copied:
         grade.copied = grade.likeness.source
         grade.note = "; ".join(filter(None, [grade.note, f"honesty: {grade.likeness.summary()}"]))

@@ -37,6 +37,12 @@ class Submission:
     def name(self) -> str:
         return os.path.basename(self.path)
 
+    @property
+    def text(self) -> str:
+        """The source as text (a ``.py`` file's bytes decoded as UTF-8, anything undecodable replaced): what the copy
+        check and the crash report read; :meth:`load_submission` compiles :attr:`source` itself."""
+        return self.source.decode("utf-8", "replace") if isinstance(self.source, bytes) else self.source
+
     def place(self, line: int) -> str:
         return self.where(line) if self.where else f"line {line}"
 
