@@ -284,7 +284,8 @@ def test_other_students_files_are_out_of_sight(open_folder):
             raise ValueError(sorted(__import__("os").listdir({str(tmp_path)!r})))
         """, "bob.py")
     rnn = grade_file(path, only=["rnn_step_backward"])["rnn_step_backward"]
-    assert "alice.py" not in rnn.problems[0].message and "ValueError: []" in rnn.problems[0].message
+    message = rnn.problems[0].message  # an empty folder where mounts hide it, a refusal where Landlock does
+    assert "alice.py" not in message and ("ValueError: []" in message or "PermissionError" in message), message
 
 
 def test_the_grader_ends_and_reports_within_its_time_limit_whatever_the_child_does(tmp_path):

@@ -16,13 +16,19 @@ The child, before it imports anything of the learner's (:func:`_enter_sandbox`):
   files), and, where the grader runs as root (as on Gradescope), becomes an unprivileged user
   of its own, in a scratch folder of its own holding only the submission, so that it cannot
   signal the grader, write the grader's files or read another student's;
+* is confined by Landlock where the kernel has it (:mod:`npseq.course.landlock`), without
+  any privilege: it reads everything but its own folder, the grader's working folder and home
+  folder (with the course secret), the autograder's,
+  writes in its scratch folder only, opens no TCP connection and signals no process outside
+  the sandbox (where the mounts above are refused, this is what keeps it in);
 * has its standard input, output and error on ``/dev/null`` and a file in its scratch folder
   (what it prints reaches the grader's standard error afterwards, capped), and holds no other
   descriptor of the grader's: it cannot write into the grader's output.
 
-What remains the platform's job (and is said in the README): a grader running as a normal
-user shares that user with the submission, so the submission can signal it or read that
-user's files; network access; a kernel exploit.
+What remains the platform's job (and is said in the README): on a kernel without Landlock, a
+grader running as a normal user shares that user with the submission, so the submission can
+signal it or read that user's files; the network beyond TCP (and all of it without Landlock);
+a kernel exploit.
 """
 from __future__ import annotations
 
@@ -46,6 +52,8 @@ from typing import Callable
 
 from .. import backend
 from ..errors import UserError
+from .landlock import confine
+from .secret import secret_path
 
 MAX_HEADER_BYTES = 1 << 20
 """The largest JSON header a child may send (1 MiB); messages in it are capped far below that."""
@@ -312,9 +320,10 @@ def contain_files(scratch: str, hidden: tuple, size_mb: int) -> bool:
     A mount namespace of the process's own (root only: ``unshare(CLONE_NEWNS)``): a tmpfs of
     ``size_mb`` covers ``scratch`` (all the child may write, and no more than that: it cannot
     fill the grader's disk), every other mount is remounted read-only, and an empty read-only
-    tmpfs covers each folder of ``hidden`` (the submission's own folder, where other students'
-    files may lie, and the grader's working folder). Returns whether it worked; where the
-    platform refuses (a container without ``CAP_SYS_ADMIN``), the user switch alone remains.
+    tmpfs covers each folder of ``hidden`` (:func:`hideable` ones: the submission's own folder,
+    where other students' files may lie, and the grader's working folder). Returns whether it
+    worked; where the platform refuses (a container without ``CAP_SYS_ADMIN``), Landlock confines
+    the child instead (:func:`~npseq.course.landlock.confine`).
     """
     libc = _libc()
     if libc is None or not hasattr(libc, "unshare") or libc.unshare(_CLONE_NEWNS) != 0:
@@ -324,12 +333,25 @@ def contain_files(scratch: str, hidden: tuple, size_mb: int) -> bool:
         return False
     for point in sorted(set(_mount_points()) - {scratch}, key=len):
         _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
-    needed = [os.path.abspath(entry or os.curdir) for entry in sys.path] + [scratch]
-    for folder in hidden:  # never a folder that holds the scratch folder or what Python imports from
-        inside = [path for path in needed if (path + os.sep).startswith(folder.rstrip(os.sep) + os.sep)]
-        if os.path.isdir(folder) and not inside:
-            _mount("npseq-hidden", folder, "tmpfs", _MS_RDONLY)
+    for folder in hidden:
+        _mount("npseq-hidden", folder, "tmpfs", _MS_RDONLY)
     return True
+
+
+def hideable(folders: tuple, scratch: str) -> tuple:
+    """The folders of ``folders`` that a child may be kept from seeing: never one that holds its scratch folder, a
+    folder Python imports from, or a module already loaded (an editable install's package folder), since the child
+    goes on importing."""
+    needed = [os.path.abspath(entry or os.curdir) for entry in sys.path] + [scratch]
+    needed += [os.path.dirname(path) for path in (getattr(module, "__file__", None) for module in
+                                                   list(sys.modules.values())) if isinstance(path, str)]
+    needed = {os.path.realpath(path) + os.sep for path in needed}
+    kept = []
+    for folder in folders:
+        real = os.path.realpath(folder).rstrip(os.sep) + os.sep
+        if os.path.isdir(folder) and not any(path.startswith(real) for path in needed):
+            kept.append(os.path.realpath(folder))
+    return tuple(dict.fromkeys(kept))
 
 
 def _close_descriptors(keep: tuple) -> None:
@@ -362,6 +384,7 @@ def _enter_sandbox(limits: Limits, scratch: str, files: dict, uid: int | None, p
     faulthandler.disable()  # a crash is the grader's one line, not a stack dump of the grader's own code
     _close_descriptors(keep)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past its size limit is an error, not a killed child
+    hidden = hideable(hidden + (os.path.expanduser("~"), os.path.dirname(secret_path())), scratch)
     if uid is not None and contain_files(scratch, hidden, limits.file_size_mb):
         _write_files(scratch, files)  # into the child's own tmpfs, which now covers what the grader wrote
     if uid is not None:
@@ -377,13 +400,15 @@ def _enter_sandbox(limits: Limits, scratch: str, files: dict, uid: int | None, p
     _limit("RLIMIT_FSIZE", limits.file_size_mb * 2 ** 20)
     _limit("RLIMIT_CORE", 0)
     _limit("RLIMIT_NOFILE", limits.open_files)
+    # RLIMIT_NPROC counts every task of the user: its own user's alone, or the grader's and this many more
+    tasks = limits.processes + (0 if uid is not None else _tasks_of(os.getuid()))
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    confine(hidden, scratch)  # no mounts (no CAP_SYS_ADMIN, not root) or on top of them: no TCP, no signal out
     if uid is not None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    # RLIMIT_NPROC counts every task of the user: its own user's alone, or the grader's and this many more
-    _limit("RLIMIT_NPROC", limits.processes + (0 if uid is not None else _tasks_of(os.getuid())))
+    _limit("RLIMIT_NPROC", tasks)
     # Killed with the grader, however the grader ends (set after the user switch, which clears it); a grader
     # that died before this line leaves the child with another parent, and the child ends itself.
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
