@@ -310,6 +310,57 @@ def test_find_submissions_names_each_file_from_the_folder_given(tmp_path):
             find_submissions(paths)
 
 
+GRADESCOPE_METADATA = """\
+---
+submission_1001:
+  :submitters:
+  - :name: Jane Doe
+    :sid: '1001'
+    :email: jane@uni.example
+  :created_at: 2026-11-30 21:14:05.000000000 -08:00
+  :score: 1.0
+  :history:
+  - :id: 77
+    :created_at: 2026-11-29 10:00:00.000000000 -08:00
+    :score: 0.5
+submission_1002:
+  :submitters:
+  - :name: "Zo\\u00EB O'Neil"
+    :sid: '1002'
+    :email: zoe@uni.example
+  - :name: 'Li ''Lee'' Wei'
+    :email: li@uni.example
+  :created_at: 2026-11-30 22:00:00.000000000 -08:00
+submission_1003:
+  :submitters:
+  - :name: Jane Doe
+    :email: jane.d@uni.example
+submission_1004:
+  :created_at: 2026-11-30 23:00:00.000000000 -08:00
+"""
+
+
+def test_a_gradescope_export_names_each_student_as_gradescope_does(tmp_path, capsys):
+    export = tmp_path / "assignment_55_export"
+    for folder, source in (("submission_1001", CORRECT), ("submission_1002", UNTRANSPOSED_DX),
+                           ("submission_1003", CORRECT), ("submission_1004", CORRECT)):
+        (export / folder).mkdir(parents=True)
+        (export / folder / "backprop_exercises.py").write_text(source)
+    (export / "submission_metadata.yml").write_text(GRADESCOPE_METADATA)
+    names = [submission.name for submission in find_submissions([export])]
+    # namesakes told apart by their folders; a folder the metadata names nobody for keeps its own name
+    assert names == ["Jane Doe (submission_1001)", "Zoë O'Neil, Li 'Lee' Wei", "Jane Doe (submission_1003)",
+                     "submission_1004"]
+    assert main(["grade", str(export), "--only", "rnn_step_backward", "--timeout", TIMEOUT,
+                 "--csv", str(tmp_path / "g.csv"), "--json", str(tmp_path / "g.json")]) == 1
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "g.csv").read_text())))
+    assert [(row["student"], row["percent"]) for row in rows] == [
+        ("Jane Doe (submission_1001)", "100"), ("Zoë O'Neil, Li 'Lee' Wei", "0"), ("Jane Doe (submission_1003)", "100"),
+        ("submission_1004", "100")]
+    printed = capsys.readouterr().out
+    assert "1 of 4: error: ValueError computing dx -- Zoë O'Neil, Li 'Lee' Wei" in printed, printed
+
+
 def test_a_missing_path_or_an_option_of_the_other_mode_is_one_line_and_exit_code_2(tmp_path, capsys):
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "a.py").write_text(CORRECT)

@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from ..errors import UserError
 from .copies import similar_pairs
+from .export import display_name, export_students
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .mistakes import MISTAKES
@@ -288,13 +289,15 @@ def find_submissions(paths) -> list:
     ``section1/alice/hw/backprop.py``); a file right in the folder given, or given by itself, by
     its own name without the suffix (``bob`` for ``bob.ipynb``); a file whose every folder holds
     other submissions too by its path relative to the folder given (``carol/a.py``), as are files
-    that would share a name. A file found twice is graded once.
+    that would share a name. In a Gradescope export (a folder given holds ``submission_metadata.yml``), a
+    submission's folder names its submitters as Gradescope does (``Jane Doe``; a group's names joined;
+    two namesakes with their folders). A file found twice is graded once.
 
     Raises:
         ClassroomError: a path that does not exist, a file that is not ``.py`` or ``.ipynb``, or a
             folder without a submission (one line naming it).
     """
-    found = []
+    found, exported = [], {}
     for given in map(os.fspath, paths):
         if os.path.islink(given):
             found.append((os.path.basename(given), given, f"{LINK_REFUSED} (to {os.readlink(given)})"))
@@ -308,6 +311,7 @@ def find_submissions(paths) -> list:
             here += [(name, os.path.join(given, name), f"its folders go deeper than {MAX_DEPTH} levels: not searched")
                      for name in result.too_deep]
             found += sorted(here)
+            exported.update(_exported_names(given, here))
             if result.stopped:
                 found.append((os.path.join(os.path.basename(os.path.normpath(given)), "..."), given,
                               f"more than {MAX_ENTRIES} files and folders in {given}: the rest was not searched"))
@@ -324,13 +328,31 @@ def find_submissions(paths) -> list:
             seen.add(key)
             unique.append((relative, path, refused))
     holding = collections.Counter(folder for relative, _, _ in unique for folder in _folders_of(relative))
-    students = [_student_of(relative, holding) for relative, _, _ in unique]
+    students = [exported.get(path) or _student_of(relative, holding) for relative, path, _ in unique]
     shared = {name for name, count in collections.Counter(students).items() if count > 1}
-    named = [(relative if student in shared else student, path, refused)
+    named = [(_told_apart(student, relative, path in exported) if student in shared else student, path, refused)
              for student, (relative, path, refused) in zip(students, unique)]
     twice = {name for name, count in collections.Counter(name for name, _, _ in named).items() if count > 1}
     return [ClassSubmission(os.path.normpath(path) if name in twice else name, path, refused)
             for name, path, refused in named]
+
+
+def _exported_names(given: str, found: list) -> dict:
+    """``{path: the submitters' names}`` for the submissions ``found`` (``(relative, path, refused)``) in the
+    folders of a Gradescope export whose ``submission_metadata.yml`` lies in ``given``."""
+    students = export_students(given)
+    names = {}
+    for relative, path, _ in found:
+        folders = _folders_of(relative)
+        submitters = students.get(folders[0]) if folders else None
+        if submitters:
+            names[path] = display_name(submitters)
+    return names
+
+
+def _told_apart(student: str, relative: str, exported: bool) -> str:
+    """A name two submissions share, told apart: an export's name with its submission's folder, else the path."""
+    return f"{student} ({_folders_of(relative)[0]})" if exported else relative
 
 
 LINK_REFUSED = "a link: a submission is graded from a file of its own, never through a link"
