@@ -41,7 +41,8 @@ def test_a_notebook_handout_grades_0_untouched_and_100_filled_in(tmp_path, capsy
     kinds = [cell["cell_type"] for cell in notebook["cells"]]
     assert kinds == ["markdown", "code"] + ["markdown", "code"] * len(ONLY) + ["markdown", "code"]
     markdown = "".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
-    assert "next_c  = f * prev_c + i * g" in markdown and "da      = dnext_h * (1 - next_h^2)" in markdown
+    assert "next_c  = f * prev_c + i * g" in markdown and "through the tanh to its pre-activation a" in markdown
+    assert "da      = dnext_h * (1 - next_h^2)" not in markdown  # the default hints leave the equations out
 
     assert main(["grade", str(out / NOTEBOOK_NAME), *GRADE_ONLY]) == 1
     assert capsys.readouterr().out.rstrip().endswith("score: 0.00 / 2 points = 0.0%")
@@ -122,7 +123,7 @@ def test_a_handout_never_replaces_a_learners_work(tmp_path, capsys):
                    "other exercises?); write into another --out folder, or add --force to replace it\n")
     assert skeleton.read_text() == work  # refused before anything was written, README included
     assert main(["exercises", "--out", str(out), *ONLY_ARGS, "--no-hints"]) == 2
-    assert skeleton.read_text() == work and "Hints:" in (out / "README.md").read_text()
+    assert skeleton.read_text() == work and "Structure:" in (out / "README.md").read_text()
     assert main(["exercises", "--out", str(out), *ONLY_ARGS, "--force"]) == 0
     assert skeleton.read_text() != work and (out / "notes.txt").read_text() == "mine"
     assert sorted(os.listdir(out)) == ["README.md", SKELETON_NAME, "notes.txt"]  # no scratch file left

@@ -33,7 +33,8 @@ def test_a_sets_skeleton_grades_zero_and_its_solutions_full(name, tmp_path, caps
     assert npseq_main(["exercises", "--set", name, "--out", str(out), "--solutions", str(key)]) == 0
     printed = capsys.readouterr().out
     names = names_of_sets([name])
-    assert f"({len(names)} exercises)" in printed and f"npseq grade backprop_exercises.py --set {name}\n" in printed
+    assert f"({len(names)} exercises, hints: structure)" in printed
+    assert f"npseq grade backprop_exercises.py --set {name}\n" in printed
     assert all(exercise.name in names for exercise in SETS[name]) and len(SETS[name]) >= 3
 
     code, skeleton = _graded(capsys, str(out / "backprop_exercises.py"), "--set", name)

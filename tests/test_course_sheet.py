@@ -7,6 +7,7 @@ from npseq import functional as F
 from npseq.course import sheet
 from npseq.course.exercise import exercise_table
 from npseq.course.handout import chosen_exercises, markdown_table, readme, skeleton, solutions
+from npseq.course.similarity import hint_formulas
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SET_MODULES = [importlib.import_module(f"npseq.course.sets.{name}") for name in sheet.SET_NAMES]
@@ -90,3 +91,14 @@ def test_a_new_declaration_is_a_new_exercise():
                             "twice_backward": twice_backward})
     assert [e.name for e in table] == ["relu_backward", "twice_backward"]
     assert table[0].signature == "relu_backward(dout, cache)" and table[1].builds_on == ("relu_backward",)
+
+
+def test_every_exercise_gives_its_structure_before_its_equations_and_no_equation_in_it():
+    for exercise in sheet.EXERCISES:
+        lines = exercise.docstring.splitlines()
+        assert lines.count("Structure:") == lines.count("Hints:") == 1, exercise.name
+        start, end = lines.index("Structure:"), lines.index("Hints:")
+        structure = [line for line in lines[start + 1:end] if line.strip()]
+        assert start < end and 3 <= len(structure) <= 8, exercise.name
+        assert all(line.startswith("    ") and "=" not in line for line in structure), exercise.name
+        assert not hint_formulas("\n".join(structure)) and hint_formulas("\n".join(lines[end:])), exercise.name

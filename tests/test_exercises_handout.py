@@ -4,11 +4,13 @@ import json
 import pathlib
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
 from npseq.cli import main as npseq_main
 from npseq.course.handout import with_prerequisites
+from npseq.course.mistakes import MISTAKES
 from npseq.course.sheet import SETS
 from npseq.exercises import main
 
@@ -22,14 +24,21 @@ def functions_of(path) -> dict:
             if isinstance(node, ast.FunctionDef)}
 
 
+def headers(text: str, header: str) -> int:
+    """How many lines of ``text`` are the section header ``header`` (``Structure:``, ``Hints:``)."""
+    return sum(line.strip() == header for line in text.splitlines())
+
+
 def test_a_handout_without_hints_has_the_equations_and_grades_to_zero(tmp_path, capsys):
     out = tmp_path / "handout"
-    assert npseq_main(["exercises", "--out", str(out), "--no-hints"]) == 0
+    assert npseq_main(["exercises", "--out", str(out), "--hints", "none"]) == 0
     printed = capsys.readouterr().out
-    assert "(10 exercises, no hints)" in printed and "npseq grade backprop_exercises.py --set classic" in printed
+    assert "(10 exercises, hints: none)" in printed and "npseq grade backprop_exercises.py --set classic" in printed
     skeleton, readme = (out / "backprop_exercises.py").read_text(), (out / "README.md").read_text()
     for text in (skeleton, readme):
-        assert "Hints:" not in text and "np.add.at" not in text and "da_i    = dc * g * i (1 - i)" not in text
+        assert headers(text, "Hints:") == headers(text, "Structure:") == 0 and "np.add.at" not in text
+        assert "da_i    = dc * g * i (1 - i)" not in text and "broadcast over the N rows" not in text
+    assert "## Reading a failing check" not in readme  # its lessons and titles say what the terms are
     assert "next_c  = f * prev_c + i * g" in readme and "cache.tanh_c  (N, H)" in readme  # forward and fields stay
     assert all(f"`{exercise.signature}`" in readme for exercise in CLASSIC)
     assert "npseq grade backprop_exercises.py --set classic\n" in readme
@@ -40,12 +49,56 @@ def test_a_handout_without_hints_has_the_equations_and_grades_to_zero(tmp_path, 
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     assert data["score"] == 0 and {e["status"] for e in data["exercises"]} == {"not implemented"}
+    assert npseq_main(["exercises", "--out", str(tmp_path / "same"), "--no-hints"]) == 0  # the older flag
+    assert (tmp_path / "same" / "README.md").read_text() == readme
 
 
-def test_a_handout_with_hints_is_the_sheet(tmp_path):
+def test_the_default_hints_give_the_structure_and_leave_the_equations_to_the_learner(tmp_path):
     assert main(["--out", str(tmp_path)]) == 0
     assert functions_of(tmp_path / "backprop_exercises.py") == functions_of(SKELETON)
-    assert (tmp_path / "README.md").read_text().count("Hints:") == len(CLASSIC)
+    readme = (tmp_path / "README.md").read_text()
+    skeleton = (tmp_path / "backprop_exercises.py").read_text()
+    for text in (skeleton, readme):
+        assert headers(text, "Structure:") == len(CLASSIC) and headers(text, "Hints:") == 0
+        assert "da      = dnext_h * (1 - next_h^2)" not in text and "da_i    = dc * g * i (1 - i)" not in text
+        assert "tanh's derivative" in text or "derivative of tanh" in text
+    assert "(the equations are yours to derive)" in readme
+    # the classic mistakes stay, with what the grader says, but not the lessons that name the missing terms
+    mistake = next(m for m in MISTAKES if m.exercise == "lstm_backward" and "cell state" in m.title)
+    assert f"**{mistake.title}** (`lstm_backward`)\n" in readme and mistake.lesson not in readme
+    assert "\n".join(mistake.diagnoses) in readme
+
+
+def test_the_equations_level_gives_the_structure_and_the_equations(tmp_path):
+    assert main(["--out", str(tmp_path), "--hints", "equations"]) == 0
+    readme = (tmp_path / "README.md").read_text()
+    skeleton = (tmp_path / "backprop_exercises.py").read_text()
+    for text in (skeleton, readme):
+        assert headers(text, "Structure:") == headers(text, "Hints:") == len(CLASSIC)
+        assert text.index("Structure:") < text.index("Hints:")
+        assert "da      = dnext_h * (1 - next_h^2)" in text
+    assert all(mistake.lesson in readme for mistake in MISTAKES)
+
+
+def test_a_notebook_and_the_autograder_carry_the_level(tmp_path, capsys):
+    assert main(["--out", str(tmp_path / "none"), "--notebook", "--hints", "none"]) == 0
+    assert main(["--out", str(tmp_path / "default"), "--notebook"]) == 0
+    cells = {level: json.loads((tmp_path / level / "backprop_exercises.ipynb").read_text())["cells"]
+             for level in ("none", "default")}
+    text = {level: "".join("".join(cell["source"]) for cell in cells[level]) for level in cells}
+    assert headers(text["none"], "Structure:") == headers(text["none"], "Hints:") == 0
+    assert headers(text["default"], "Structure:") == len(CLASSIC) and headers(text["default"], "Hints:") == 0
+    zip_path = tmp_path / "autograder.zip"
+    assert main(["--gradescope", str(zip_path), "--hints", "equations"]) == 0
+    with zipfile.ZipFile(zip_path) as archive:
+        assert json.loads(archive.read("config.json"))["hints"] == "equations"
+    capsys.readouterr()
+    assert main(["--solutions", str(tmp_path / "key"), "--hints", "none"]) == 2
+    assert "--hints: this shapes the hand-out and the autograder; add --out DIR or --gradescope ZIP" in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "x"), "--hints", "all"])
+    assert "argument --hints: invalid choice: 'all'" in capsys.readouterr().err
 
 
 def test_only_hands_out_the_chosen_exercises_and_what_they_build_on(tmp_path, capsys):

@@ -2,6 +2,7 @@
 setup.sh and run_autograder as Gradescope runs them (a fresh virtual environment, npseq from the zip's wheel)."""
 import base64
 import csv
+import dataclasses
 import hashlib
 import importlib.metadata
 import io
@@ -32,6 +33,7 @@ from npseq.course.gradescope import (
     write_results,
 )
 from npseq.course.handout import NOTEBOOK_NAME, SKELETON_NAME, chosen_exercises, skeleton, solutions
+from npseq.course.hints import hint_text
 from npseq.course.sheet import DEFAULT_SETS, EXERCISE_BY_NAME, SET_NAMES, names_of_sets
 from npseq.course.submission import SubmissionError
 from npseq.errors import InvalidValueError
@@ -136,6 +138,28 @@ def test_a_partly_wrong_submission_scores_the_fraction_of_correct_tensors_in_eac
     assert [t["status"] for t in data["tests"]] == ["failed", "failed", "passed", "passed"]
     assert "4/5 tensors correct, 0.8 of 1 points" in data["tests"][0]["output"]
     assert "FAIL (worst at db[" in data["tests"][0]["output"]
+
+
+def test_a_wrong_exercise_repeats_the_handouts_hints_at_its_level_and_never_more(graded):
+    structure = hint_text(EXERCISE_BY_NAME["rnn_step_backward"].docstring, "structure")
+    equations = hint_text(EXERCISE_BY_NAME["rnn_step_backward"].docstring, "equations")
+    assert structure.startswith("Structure:") and "Hints:" not in structure and "Hints:" in equations
+    for level, shown in (("none", ""), ("structure", structure), ("equations", equations)):
+        scoring = dataclasses.replace(SCORING, hints=level)
+        data = results(graded["wrong"], scoring)
+        validate(data, scoring)
+        outputs = [test["output"] for test in data["tests"]]
+        with_hint = [output for output in outputs if "From your hand-out" in output]
+        if level == "none":
+            assert not with_hint and not any("Structure:" in output for output in outputs)
+            continue
+        # once, under the first failing case of the wrong exercise; none under a right one
+        assert with_hint == [outputs[0]] and f"From your hand-out (hints: {level}):\n{shown}" in outputs[0]
+        assert ("Hints:" in outputs[0]) == (level == "equations")
+    assert Scoring.from_json(dataclasses.replace(SCORING, hints="none").to_json()).hints == "none"
+    assert Scoring.from_json("{}").hints == "structure"
+    with pytest.raises(InvalidValueError, match="hints: expected one of"):
+        Scoring(hints="all")
 
 
 def test_a_function_past_its_time_limit_scores_zero_in_every_case_and_says_why(graded):

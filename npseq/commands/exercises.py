@@ -23,6 +23,7 @@ from ..course.handout import (
     write_files,
     write_solutions,
 )
+from ..course.hints import DEFAULT_HINTS, HINT_LEVELS
 from ..course.report import POLICIES
 from ..course.secret import course_secret
 from ..course.sets import DEFAULT_SETS, SET_NAMES, SET_SUMMARIES
@@ -100,8 +101,13 @@ def add_arguments(parser) -> None:
                         help="write the Gradescope autograder zip that grades the hand-out (e.g. autograder.zip)")
     parser.add_argument("--notebook", action="store_true",
                         help="write the skeleton as a Jupyter notebook (backprop_exercises.ipynb) instead of a .py")
-    parser.add_argument("--no-hints", action="store_true",
-                        help="leave out the hints (the backward equations): forward equations and shapes only")
+    parser.add_argument("--hints", choices=HINT_LEVELS, metavar="none|structure|equations",
+                        help="how much of the derivation the hand-out gives, and the autograder repeats under a wrong "
+                             "exercise: none (the forward equations, the cache fields and the shapes), structure "
+                             "(and which way the gradients flow), equations (and the backward equations); default: "
+                             f"{DEFAULT_HINTS}")
+    parser.add_argument("--no-hints", dest="hints", action="store_const", const="none",
+                        help="the same as --hints none")
     parser.add_argument("--set", dest="sets", action="extend", nargs="+", choices=SET_NAMES, metavar="SET",
                         help="the exercise sets of the hand-out and the autograder (several allowed): "
                              + "; ".join(f"{name}: {SET_SUMMARIES[name]}" for name in SET_NAMES)
@@ -153,7 +159,7 @@ def scoring_of(args) -> Scoring:
         if left_out:
             raise UsageError(f"{flag}: expected exercises of the autograder ({', '.join(names)}: --set, --only and "
                              f"what they build on), got {', '.join(left_out)}")
-    limits = {"timeout": args.timeout, "memory_mb": args.memory_mb, "policy": args.policy,
+    limits = {"timeout": args.timeout, "memory_mb": args.memory_mb, "policy": args.policy, "hints": args.hints,
               "per_student": args.per_student or None}
     if args.per_student:  # the students' seeds need the secret their hand-outs were made with
         limits["secret"] = course_secret(create=True)
@@ -177,10 +183,10 @@ def _check_options(args) -> None:
                                           ("--policy", args.policy), ("--per-student", args.per_student)) if value]
         if given:
             raise UsageError(f"{', '.join(given)}: these set up the autograder; add --gradescope ZIP")
-    if args.out is None:
-        given = [flag for flag, value in (("--notebook", args.notebook), ("--no-hints", args.no_hints)) if value]
-        if given:
-            raise UsageError(f"{', '.join(given)}: these shape the hand-out; add --out DIR")
+    if args.out is None and args.notebook:
+        raise UsageError("--notebook: this shapes the hand-out; add --out DIR")
+    if args.out is None and args.gradescope is None and args.hints is not None:
+        raise UsageError("--hints: this shapes the hand-out and the autograder; add --out DIR or --gradescope ZIP")
     if args.out == "":
         raise UsageError("--out: expected a folder, got an empty string")
 
@@ -201,7 +207,7 @@ def run(args) -> int:
         if args.gradescope:  # refused before the hand-out is written: a refusal writes nothing
             check_bundle_target(args.gradescope, args.force)
         if args.out is not None:
-            files = handout_files(args.only, hints=not args.no_hints, as_notebook=args.notebook,
+            files = handout_files(args.only, hints=args.hints or DEFAULT_HINTS, as_notebook=args.notebook,
                                   seed=seed, sets=args.sets)
             result = write_files(args.out, files, force=args.force)
         if args.gradescope:
@@ -214,7 +220,7 @@ def run(args) -> int:
     if args.out is not None:
         kept = f"; unchanged: {', '.join(result.unchanged)}" if result.unchanged else ""
         say(f"wrote {', '.join(result.written) or 'nothing new'}{kept} "
-            f"({len(exercises)} exercises{', no hints' if args.no_hints else ''})")
+            f"({len(exercises)} exercises, hints: {args.hints or DEFAULT_HINTS})")
         skeleton = next(iter(files))
         say(f"grade with: cd {args.out} && {grade_command(skeleton, exercises, seed)}")
     if args.gradescope:

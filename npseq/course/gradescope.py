@@ -37,6 +37,7 @@ from .. import __version__
 from ..errors import InvalidValueError, UserError
 from .files import write_atomically
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from .hints import DEFAULT_HINTS, HINT_LEVELS, hint_text
 from .report import POLICIES, FunctionGrade, GradeReport, Scored
 from .secret import is_secret
 from .sheet import DEFAULT_SETS, EXERCISE_BY_NAME, NAMES, names_of_sets
@@ -89,6 +90,8 @@ class Scoring:
             matching hand-out on the machine that holds the secret).
         secret: the course secret (:mod:`npseq.course.secret`) ``per_student`` needs; never shown to students
             (the configuration lies in the autograder's own folder).
+        hints: the hand-out's level of hints (:data:`~npseq.course.hints.HINT_LEVELS`): a wrong exercise's first
+            failing case repeats what the hand-out gave of it, never more.
 
     The fields are checked when the record is made (:class:`~npseq.errors.InvalidValueError`,
     one line naming the field, the expected and the given), and ``points`` and ``hidden``
@@ -102,6 +105,7 @@ class Scoring:
     policy: str = "note"
     per_student: bool = False
     secret: str = ""
+    hints: str = DEFAULT_HINTS
 
     def __post_init__(self):
         only = self.only
@@ -132,6 +136,8 @@ class Scoring:
             raise InvalidValueError(f"policy: expected one of {list(POLICIES)}, got {self.policy!r}")
         if not isinstance(self.per_student, bool):
             raise InvalidValueError(f"per_student: expected true or false, got {self.per_student!r}")
+        if self.hints not in HINT_LEVELS:
+            raise InvalidValueError(f"hints: expected one of {list(HINT_LEVELS)}, got {self.hints!r}")
         if self.secret and not is_secret(self.secret) or self.per_student and not self.secret:
             raise InvalidValueError("secret: expected the course secret (64 hex digits) with per_student, got "
                                     f"{'another text' if self.secret else 'none'}; make the autograder again with "
@@ -165,7 +171,7 @@ class Scoring:
         hidden = {name: cases if cases == ALL_CASES else list(cases) for name, cases in self.hidden.items()}
         data = {"only": None if self.only is None else list(self.only), "points": dict(self.points),
                 "hidden": hidden, "timeout": self.timeout, "memory_mb": self.memory_mb, "policy": self.policy,
-                "per_student": self.per_student, "secret": self.secret}
+                "per_student": self.per_student, "secret": self.secret, "hints": self.hints}
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod
@@ -286,7 +292,11 @@ def _case_view(function: FunctionGrade, label: str) -> FunctionGrade:
 
 
 def case_scores(function: FunctionGrade, scoring: Scoring) -> list:
-    """The :class:`CaseScore` of each case of ``function``, in the order of its cases."""
+    """The :class:`CaseScore` of each case of ``function``, in the order of its cases.
+
+    The first case that fails (a visible one, if any fails) ends with the hand-out's hints for the
+    function, at the level ``scoring.hints``.
+    """
     exercise = EXERCISE_BY_NAME[function.name]
     labels = function.cases or tuple(case.label for case in exercise.cases)
     share = scoring.points_of(function.name) / len(labels)
@@ -307,7 +317,21 @@ def case_scores(function: FunctionGrade, scoring: Scoring) -> list:
                               + table.splitlines()[1:])
         scores.append(CaseScore(number, f"{number} {function.name}: {label}", function.name, score, share, passed,
                                 table, index in hidden))
+    failing = sorted((score.hidden, position) for position, score in enumerate(scores) if not score.passed)
+    hint = _hint(function, scoring)
+    if failing and hint:  # once per exercise, under the first failing case students see before grades are out
+        position = failing[0][1]
+        scores[position] = dataclasses.replace(scores[position], output=f"{scores[position].output}\n\n{hint}")
     return scores
+
+
+def _hint(function: FunctionGrade, scoring: Scoring) -> str:
+    """What the hand-out's hints (at ``scoring.hints``) say of ``function``, to repeat under its first failing case;
+    ``""`` for none, and for a function not attempted or zeroed for honesty."""
+    text = hint_text(EXERCISE_BY_NAME[function.name].docstring, scoring.hints)
+    if not text or not function.attempted or function.penalty:
+        return ""
+    return f"From your hand-out (hints: {scoring.hints}):\n{text}"
 
 
 def exercise_scores(data: dict, scoring: Scoring) -> dict:

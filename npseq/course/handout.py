@@ -23,6 +23,7 @@ from .._files import holds_text
 from .exercise import Exercise, solution_source
 from .files import write_atomically
 from .grader import DEFAULT_TIMEOUT
+from .hints import DEFAULT_HINTS, at_level, check_level
 from .mistakes import mistakes_of
 from .notebook import NotebookExercise, handout_notebook, notebook_text
 from .sheet import (
@@ -63,7 +64,7 @@ forward on fixed float64 inputs, calls your backward on the cache, and compares
 each gradient you return with finite differences of the forward and with npseq's
 own backward. Keep the signatures and the order of the returned gradients.
 
-Notation in the hints: ``*`` multiplies elementwise (with NumPy broadcasting),
+Notation in the equations: ``*`` multiplies elementwise (with NumPy broadcasting),
 ``@`` is a matrix product, ``A^T`` a transpose, ``sum_n`` a sum over the batch
 axis. Shapes: N batch, T time steps, D input features, H hidden units, V vocabulary;
 attention: Q queries, K keys, Dq/Dk/Dv query/key/value features, h the scoring MLP's
@@ -135,25 +136,12 @@ def grade_command(file_name: str, exercises: list, seed: int = 0) -> str:
     return " ".join(["npseq grade", file_name] + grade_arguments(exercises, seed))
 
 
-def without_hints(source: str) -> str:
-    """Drop a docstring's ``Hints:`` section (from that line to the closing quotes)."""
-    kept, skipping = [], False
-    for line in source.splitlines(keepends=True):
-        if line.strip() == "Hints:":
-            skipping = True
-        elif skipping and line.strip() == '"""':
-            skipping = False
-        if not skipping:
-            kept.append(line)
-    return "".join(kept)
-
-
-def skeleton_source(exercise: Exercise, hints: bool = True) -> str:
-    """The exercise as the learner gets it: its signature and docstring, the body ``raise NotImplementedError``."""
+def skeleton_source(exercise: Exercise, hints: str = DEFAULT_HINTS) -> str:
+    """The exercise as the learner gets it: its signature and docstring with the hints of level ``hints``
+    (:data:`~npseq.course.hints.HINT_LEVELS`), the body ``raise NotImplementedError``."""
     source = solution_source(exercise.solution)
     docstring_end = ast.parse(source).body[0].body[0].end_lineno
-    head = "".join(source.splitlines(keepends=True)[:docstring_end])
-    head = head if hints else without_hints(head)
+    head = at_level("".join(source.splitlines(keepends=True)[:docstring_end]), hints)
     default = f'raise NotImplementedError("{exercise.name}: the equations are in the docstring")'
     placeholder = exercise.placeholder or default
     return head + "".join(f"    {line}\n" for line in placeholder.splitlines())
@@ -216,7 +204,7 @@ def _main_block(file_name: str, exercises: list, seed: int = 0) -> str:
             f"    sys.exit(main([__file__{', ' + arguments if arguments else ''}] + sys.argv[1:]))\n")
 
 
-def skeleton(exercises: list, hints: bool = True, seed: int = 0) -> str:
+def skeleton(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
     """The text of ``backprop_exercises.py`` for ``exercises``."""
     exercises = numbered(exercises)
     imports = NUMPY_IMPORT + "\n" + forwards_import(exercises)
@@ -250,7 +238,15 @@ def solutions(exercises: list) -> str:
             "import numpy as np\n\n\n" + "\n\n".join(body.rstrip("\n") + "\n" for body in bodies))
 
 
-def readme(exercises: list, hints: bool = True, seed: int = 0) -> str:
+_HINTS_SENTENCE = {
+    "none": ".",
+    "structure": " and says which way the gradients flow, under `Structure:` (the equations are yours to derive).",
+    "equations": " and says which way the gradients flow (`Structure:`) and what the backward equations are "
+                 "(`Hints:`).",
+}
+
+
+def readme(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
     """The hand-out's README: how to grade, what the score means, and each exercise's docstring.
 
     The same for a ``.py`` and a notebook hand-out, so that both can be written into one folder.
@@ -261,7 +257,7 @@ def readme(exercises: list, hints: bool = True, seed: int = 0) -> str:
              "your hand-out): replace each `raise NotImplementedError` by your code, keeping the names, the "
              "signatures and the order of the returned gradients. The forward passes are npseq's own (the file "
              "imports them), so every cache has npseq's layout; each docstring lists the fields you may use"
-             + (" and gives hints." if hints else "."),
+             + _HINTS_SENTENCE[hints],
              "", "You need npseq installed, as your course says: `pip install` the npseq wheel it hands out, or "
              "`pip install -e .` in npseq's repository.", "",
              "## Grading", "", *([f"Your cases are numbered {seed}: the same shapes as everyone's, numbers of your "
@@ -285,24 +281,26 @@ def readme(exercises: list, hints: bool = True, seed: int = 0) -> str:
     for exercise in exercises:
         docstring = ast.get_docstring(ast.parse(skeleton_source(exercise, hints)).body[0])
         lines += [f"### {number_of(exercise)}. `{exercise.signature}`", "", "```text", docstring, "```", ""]
-    return "\n".join(lines + _reading_a_failing_check(exercises))
+    return "\n".join(lines + _reading_a_failing_check(exercises, hints))
 
 
-def _reading_a_failing_check(exercises: list) -> list:
-    """The README's last section: the classic mistakes in these exercises, and what the grader says of each."""
+def _reading_a_failing_check(exercises: list, hints: str) -> list:
+    """The README's last section: the classic mistakes in these exercises and what the grader says of each; with
+    hints below ``equations``, without the lessons (they name the terms), and with none, left out."""
     planted = mistakes_of(exercises)
-    if not planted:
+    if not planted or hints == "none":
         return []
     lines = ["## Reading a failing check", "",
              "Classic mistakes in these exercises, and what the grader says of each, word for word (every tensor "
              "it names is wrong; gates and first wrong time steps point at the line to fix):", ""]
     for mistake in planted:
-        lines += [f"**{mistake.title}** (`{mistake.exercise}`): {mistake.lesson}", "", "```text",
+        lesson = f": {mistake.lesson}" if hints == "equations" else ""
+        lines += [f"**{mistake.title}** (`{mistake.exercise}`){lesson}", "", "```text",
                   *mistake.diagnoses, "```", ""]
     return lines
 
 
-def notebook(exercises: list, hints: bool = True, seed: int = 0) -> str:
+def notebook(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
     """The text of ``backprop_exercises.ipynb``: equations as Markdown, a code cell per function, a grading cell."""
     exercises = numbered(exercises)
     sections = []
@@ -388,15 +386,23 @@ def write_files(out: str, files: dict, force: bool = False, *, private: bool = F
     return Written(tuple(written), tuple(unchanged))
 
 
-def handout_files(only=None, hints: bool = True, as_notebook: bool = False, seed: int = 0, sets=None) -> dict:
-    """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README."""
+def handout_files(only=None, hints: str = DEFAULT_HINTS, as_notebook: bool = False, seed: int = 0, sets=None) -> dict:
+    """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README.
+
+    Raises:
+        HandoutError: as :func:`chosen_exercises`, or ``hints`` is not a level.
+    """
+    try:
+        check_level(hints)
+    except ValueError as exc:
+        raise HandoutError(f"--{exc}") from None
     exercises = chosen_exercises(only, sets)
     if as_notebook:
         return {NOTEBOOK_NAME: notebook(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
     return {SKELETON_NAME: skeleton(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
 
 
-def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = False, force: bool = False,
+def write_handout(out: str, only=None, hints: str = DEFAULT_HINTS, as_notebook: bool = False, force: bool = False,
                   seed: int = 0, sets=None) -> Written:
     """Write the hand-out into ``out``: the skeleton with the chosen exercises and a README with their equations.
 
@@ -404,8 +410,9 @@ def write_handout(out: str, only=None, hints: bool = True, as_notebook: bool = F
         out: the folder (made if missing).
         only: ``None`` for every exercise of ``sets``, or names from :data:`~npseq.course.sheet.NAMES`; the
             exercises they build on come too.
-        hints: keep each exercise's ``Hints:`` (the backward equations); ``False`` leaves the
-            forward equations, the cache fields and the shapes only.
+        hints: how much of the derivation each exercise's text gives (:data:`~npseq.course.hints.HINT_LEVELS`):
+            ``"none"`` (the forward equations, the cache fields and the shapes only), ``"structure"`` (and which
+            way the gradients flow), ``"equations"`` (and the backward equations).
         as_notebook: write ``backprop_exercises.ipynb`` instead of ``backprop_exercises.py``.
         force: replace files of the hand-out that hold other content.
         seed: the numbers of the learner's cases (:func:`~npseq.course.cases.student_seed` of a name, say):

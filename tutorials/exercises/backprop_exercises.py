@@ -16,7 +16,7 @@ forward on fixed float64 inputs, calls your backward on the cache, and compares
 each gradient you return with finite differences of the forward and with npseq's
 own backward. Keep the signatures and the order of the returned gradients.
 
-Notation in the hints: ``*`` multiplies elementwise (with NumPy broadcasting),
+Notation in the equations: ``*`` multiplies elementwise (with NumPy broadcasting),
 ``@`` is a matrix product, ``A^T`` a transpose, ``sum_n`` a sum over the batch
 axis. Shapes: N batch, T time steps, D input features, H hidden units, V vocabulary;
 attention: Q queries, K keys, Dq/Dk/Dv query/key/value features, h the scoring MLP's
@@ -72,14 +72,13 @@ def rnn_step_backward(dnext_h, cache):
     Returns:
         dx (N, D), dprev_h (N, H), dWx (D, H), dWh (H, H), db (H,).
 
-    Hints:
-        Call a = x @ Wx + prev_h @ Wh + b the pre-activation.
-        tanh'(a) = 1 - tanh(a)^2, and tanh(a) is in the cache: no need to recompute a.
-            da      = dnext_h * (1 - next_h^2)            (N, H)
-            dx      = da @ Wx^T         dprev_h = da @ Wh^T
-            dWx     = x^T @ da          dWh     = prev_h^T @ da
-            db      = sum_n da                            (the bias was broadcast over the batch)
-        Check a shape by its meaning: dWx must have Wx's shape (D, H).
+    Structure:
+        The loss reaches this step through next_h alone. Go back through the tanh to its pre-activation a
+        first (tanh's derivative can be read off its output next_h, which the cache holds, so a is never
+        recomputed), then through the affine map. Each input that entered a product (x with Wx, prev_h with
+        Wh) receives a term built from a's gradient and its partner in that product; the bias receives a's
+        gradient itself, summed over the N rows it was broadcast over.
+
     """
     raise NotImplementedError("rnn_step_backward: the equations are in the docstring")
 
@@ -113,17 +112,15 @@ def lstm_step_backward(dnext_h, dnext_c, cache):
     Returns:
         dx (N, D), dprev_h (N, H), dprev_c (N, H), dWx (D, 4H), dWh (H, 4H), db (4H,).
 
-    Hints:
-        The cell state receives gradient along two paths, directly and through next_h:
-            dc      = dnext_c + dnext_h * o * (1 - tanh_c^2)
-        Each gate's pre-activation, with sigmoid'(a) = s (1 - s) and tanh'(a) = 1 - t^2:
-            da_i    = dc * g * i (1 - i)
-            da_f    = dc * prev_c * f (1 - f)
-            da_o    = dnext_h * tanh_c * o (1 - o)
-            da_g    = dc * i * (1 - g^2)
-            dprev_c = dc * f
-        Put da = [da_i, da_f, da_o, da_g] side by side, (N, 4H), in that order; from
-        there on it is exactly the RNN step: dx = da @ Wx^T, dWx = x^T @ da, ...
+    Structure:
+        Two gradients arrive, for next_h and for next_c. next_h depends on next_c through tanh(next_c), so the
+        cell's gradient is the sum of two paths, the direct one from dnext_c and the one through next_h (whose
+        tanh derivative cache.tanh_c provides); the output gate o receives from next_h alone. From the cell,
+        the gradient flows to f, i, g and prev_c; prev_c receives from the cell update only, through f. Each
+        gate goes back through its own sigmoid or tanh to its block of a, the cached i, f, o, g giving the
+        derivatives. Laid side by side in the order [i, f, o, g], the four blocks make a's gradient, and from
+        there the affine map is handled exactly as in the RNN step, the bias summing over the N rows.
+
     """
     raise NotImplementedError("lstm_step_backward: the equations are in the docstring")
 
@@ -157,24 +154,15 @@ def gru_step_backward(dnext_h, cache):
     Returns:
         dx (N, D), dprev_h (N, H), dWx (D, 3H), dWh (H, 3H), dbx (3H,), dbh (3H,).
 
-    Hints:
-        Both variants start the same way (a_r, a_z, a_n are the three pre-activations):
-            da_n = dnext_h * (1 - z) * (1 - n^2)
-            da_z = dnext_h * (h - n) * z (1 - z)
-            dh   = dnext_h * z                      (the direct path; more terms are added below)
-        The input side sees the same pre-activations in both variants, so with
-        dax = [da_r, da_z, da_n]  (N, 3H):  dx = dax @ Wx^T,  dWx = x^T @ dax,  dbx = sum_n dax.
+    Structure:
+        next_h mixes n and h under the update gate z, so dnext_h goes three ways, to n, to z, and straight to
+        h. n goes back through its tanh, z and r through their sigmoids (the cache holds r, z and n), each to
+        its pre-activation; r reaches next_h only through n's. Without reset_after, r multiplies h before
+        W_hn, so n's gradient goes back through W_hn to that product and splits between r and h; with
+        reset_after, r multiplies cache.hn, so it splits between r and hn, whose part goes on to W_hn, b_hn
+        and h. The input side is the same affine map in both variants; h sums its direct path and every path
+        back through Wh; each bias sums over the N rows.
 
-        reset_after=False (rho = r * h feeds W_hn):
-            drho = da_n @ W_hn^T,     da_r = drho * h * r (1 - r)
-            dh  += drho * r + [da_r, da_z] @ [W_hr, W_hz]^T
-            dWh  = [h^T @ da_r,  h^T @ da_z,  rho^T @ da_n]   (three H-column blocks)
-            dbh  = dbx           (b_h sits in the same sums as b_x)
-        reset_after=True (eta = h @ W_hn + b_hn = cache.hn is multiplied by r):
-            da_r = da_n * eta * r (1 - r)
-            dah  = [da_r, da_z, da_n * r]                     (N, 3H), the hidden side's pre-activations
-            dh  += dah @ Wh^T,   dWh = h^T @ dah,   dbh = sum_n dah
-        Do the variant you know first: the grader scores each one separately.
     """
     if cache.reset_after:
         raise NotImplementedError("gru_step_backward: the reset_after=True branch (PyTorch's GRU)")
@@ -200,13 +188,13 @@ def masked_softmax_backward(dweights, cache):
     Returns:
         dscores, dweights' shape.
 
-    Hints:
-        The softmax Jacobian is da_j/ds_k = a_j ([j = k] - a_k). Applied to dweights:
-            dscores[n, q, k] = a[n, q, k] * (dweights[n, q, k] - sum_j dweights[n, q, j] * a[n, q, j])
-        (sum over the last axis, K, whatever the number of axes before it, with keepdims=True so
-        that it broadcasts).
-        Masked keys have a = 0 and so get exactly 0, and an empty row gets all zeros:
-        nothing to divide, no NaN. Do not recompute the softmax.
+    Structure:
+        Every weight of a row depends on every valid score of that row, so each score's gradient is a sum of
+        contributions from the whole row, not a single term; rows are independent, one softmax per (n, q) and
+        per head, whatever the axes before K. The softmax's derivative needs only its output a, which the
+        cache holds, so the softmax is never recomputed. Masked keys have weight zero and receive no gradient,
+        and a row with no valid key receives zeros throughout.
+
     """
     raise NotImplementedError("masked_softmax_backward: the equations are in the docstring")
 
@@ -244,23 +232,15 @@ def additive_attention_backward(dcontext, cache, dweights=None):
     Returns:
         dqueries (N, Q, Dq), dkeys (N, K, Dk), dvalues (N, K, Dv), dWq (Dq, h), dWk (Dk, h), dwv (h,).
 
-    Hints:
-        Undo the forward from the bottom up. @ on 3-d arrays multiplies one matrix per
-        example; swap the last two axes with .swapaxes(1, 2).
-            dv   = a^T @ dcontext                       (N, K, Dv), per example
-            da   = dcontext @ v^T  (+ dweights if given)  (N, Q, K)
-            ds   = masked_softmax_backward(da, softmax cache)   (your exercise 4)
-            dwv  = sum_{n,q,k} ds[n, q, k] * f[n, q, k, :]       (h,)
-            du   = ds[..., None] * wv * (1 - f^2)                (N, Q, K, h)
-            dq_p = sum_k du   (N, Q, h)     dk_p = sum_q du   (N, K, h)   (q Wq was broadcast over k, k Wk over q)
-            dqueries = dq_p @ Wq^T          dWq = sum_{n,q} q[n, q]^T dq_p[n, q]
-            dkeys    = dk_p @ Wk^T          dWk = sum_{n,k} k[n, k]^T dk_p[n, k]
-        For the weight gradients, flatten: q.reshape(-1, Dq).T @ dq_p.reshape(-1, h).
-        Until exercise 4 is done, npseq's own masked softmax backward can stand in:
-        ``from npseq.functional import masked_softmax_backward as npseq_masked_softmax_backward``
-        (under another name: a name the grader grades must be your own). The grader
-        reports any use of npseq's backward functions to your instructor, so replace it
-        by your exercise 4 before you hand in.
+    Structure:
+        Undo the forward from the context back. The context pools v with the weights a, so its gradient splits
+        into one for v (summed over the queries that pooled it) and one for a, to which dweights adds when
+        given. Then go through the masked softmax to the scores (your masked_softmax_backward, on the softmax
+        cache), through the dot product with wv to wv and f, and through the tanh to u (its derivative read
+        off the cached f). u's query term was broadcast over the keys and its key term over the queries, so sum over
+        the keys for the query side and over the queries for the key side, then go through Wq and Wk; the
+        weights sum over all positions.
+
     """
     raise NotImplementedError("additive_attention_backward: the equations are in the docstring")
 
@@ -285,14 +265,15 @@ def rnn_backward(dh, cache):
     Returns:
         dx (N, T, D), dh0 (N, H), dWx (D, H), dWh (H, H), db (H,).
 
-    Hints:
-        Walk back from t = T-1 with delta, the gradient reaching h_t from the later steps
-        (zeros before the last step):
-            g       = delta + m_t * dh[:, t]                   dL/dh_t
-            dx_t, dprev_h, dWx_t, dWh_t, db_t = rnn_step_backward(m_t * g, cache.steps[t])
-            delta   = dprev_h + (1 - m_t) * g                  a padded step passes g straight back
-        dh0 is the last delta; each weight's gradient is the sum over t of its steps'.
-        A row of all padding (valid_len 0) outputs only zeros, so its dx and dh0 are 0.
+    Structure:
+        Walk the steps from the last back to the first, calling your rnn_step_backward on each
+        step's cache. The state h_t receives from two places, the output y_t and the step after it, which
+        hands back its previous state's gradient (the last step has no step after it). A valid step sends
+        the sum through h~_t into the step backward and hands the resulting previous-state gradient to the
+        step before; a padded step has no output gradient and passes its state's gradient straight back,
+        untouched. Wx, Wh and b are reused at every step, so their gradients sum over t; what step 0 hands
+        back is dh0, so a row of all padding gets zero dx and dh0.
+
     """
     raise NotImplementedError("rnn_backward: the equations are in the docstring")
 
@@ -317,13 +298,15 @@ def lstm_backward(dh, cache):
     Returns:
         dx (N, T, D), dh0 (N, H), dWx (D, 4H), dWh (H, 4H), db (4H,).
 
-    Hints:
-        Two running gradients this time, delta_h and delta_c (both zero before the last step):
-            g = delta_h + m_t * dh[:, t]
-            dx_t, dprev_h, dprev_c, ... = lstm_step_backward(m_t * g, m_t * delta_c, cache.steps[t])
-            delta_h = dprev_h + (1 - m_t) * g
-            delta_c = dprev_c + (1 - m_t) * delta_c
-        There is no dc0: the cell state starts at the constant zero.
+    Structure:
+        The same walk from the last step to the first, calling your lstm_step_backward, with two
+        running gradients, one for the hidden state and one for the cell state, both zero at the last step
+        (nothing comes after it). At a valid step, the hidden one together with the output's gradient, and
+        the cell one, go into the step backward, which hands prev_h's and prev_c's gradients to step t-1; a
+        padded step passes both straight back, untouched. The weights' gradients sum over t, the hidden
+        gradient handed back by step 0 is dh0, and the cell's is dropped, since the cell state starts at a
+        constant zero (there is no dc0).
+
     """
     raise NotImplementedError("lstm_backward: the equations are in the docstring")
 
@@ -341,10 +324,12 @@ def word_embedding_backward(dout, cache):
     Returns:
         dW (V, D): dW[v] = sum of dout[n, t] over every (n, t) with x[n, t] = v.
 
-    Hints:
-        Ids repeat (a sentence has several "the"). ``dW[x] += dout`` keeps only one of
-        the repeated updates, because NumPy's buffered fancy assignment writes each index
-        once; ``np.add.at(dW, x, dout)`` adds them all. Rows of unused ids stay zero.
+    Structure:
+        The lookup copies row x[n, t] of W into out[n, t], so each position of out hands its gradient,
+        unchanged, to exactly one row of W. A row used at several positions (a repeated id) receives the sum
+        of all their gradients, so the contributions must accumulate rather than overwrite one another; rows
+        of unused ids receive nothing. The ids are integers and need no gradient.
+
     """
     raise NotImplementedError("word_embedding_backward: the equations are in the docstring")
 
@@ -362,11 +347,13 @@ def temporal_softmax_loss(x, y, mask):
     Returns:
         loss (a float) and dx (N, T, V) = dL/dx.
 
-    Hints:
-        Subtract each row's maximum before exp (large scores overflow otherwise).
-            dx[n, t, v] = mask[n, t] * (p[n, t, v] - [v = y[n, t]]) / N
-        A row of all padding contributes nothing to the loss and gets dx = 0; N still
-        counts it.
+    Structure:
+        The loss is a sum of independent cross-entropy terms, one per (n, t), each touching only its own score
+        row x[n, t], so each row's gradient comes from its own term alone, back through the log of the softmax
+        to the scores; the probabilities computed for the loss, row maximum subtracted first, serve again
+        here. The mask weighs each term, so a padded step receives no gradient, and the average over N scales
+        every row's gradient by the same factor, with rows of all padding still counted in N.
+
     """
     raise NotImplementedError("temporal_softmax_loss: the equations are in the docstring")
 
@@ -391,12 +378,15 @@ def bahdanau_decoder_step_backward(dnext_h, cache):
         dx (N, E), dprev_h (N, H), denc_outputs (N, S, H_enc), dWq, dWk, dwv, dWx, dWh, dbx, dbh
         (each shaped like its array).
 
-    Hints:
-        h and k are each used twice, so each gets the sum of two gradients:
-            du, dh_gru, dWx, dWh, dbx, dbh = gru_step_backward(dnext_h, cache.gru)
-            dc, dx = du[:, :H_enc], du[:, H_enc:]
-            dq, dk, dv, dWq, dWk, dwv = additive_attention_backward(dc[:, None, :], cache.attention)
-            dprev_h = dh_gru + dq[:, 0]        denc_outputs = dk + dv
+    Structure:
+        Undo the two stages in reverse. First the GRU step, with your gru_step_backward on the
+        GRU's cache; it gives the gradient of u, a first gradient for h, and the GRU's own weight and bias
+        gradients. As u is the context and x side by side, split its gradient at the context's width
+        (cache.context), the second part being dx. The context's part, with its query axis of one restored,
+        goes into your additive_attention_backward on the attention's cache. h was used twice, as
+        the GRU's previous state and as the query, so dprev_h sums the two; the encoder outputs were both keys
+        and values, so denc_outputs sums those two.
+
     """
     raise NotImplementedError("bahdanau_decoder_step_backward: the equations are in the docstring")
 

@@ -43,6 +43,12 @@ def general_scores_backward(dscores, cache):
     Returns:
         dqueries (N, Q, Dq), dkeys (N, K, Dk), dW (Dq, Dk).
 
+    Structure:
+        Each score pairs one query with one key through W. Treat the queries projected by W as an
+        intermediate, so that the score is a plain dot score between it and k. ds goes back to the keys and to
+        the projected queries, then through W to the queries and to W, one matrix product per example. Each
+        key receives from every query of its example and each query from every key. W is shared by every
+        example and every query, so its gradient sums over both.
     Hints:
         Call p = q @ W (N, Q, Dk) the projected queries; then s = p @ k^T is a plain dot score.
         @ on 3-d arrays multiplies one matrix per example; swap the last two axes with .swapaxes(1, 2).
@@ -89,6 +95,13 @@ def concat_scores_backward(dscores, cache):
     Returns:
         dqueries (N, Q, Dq), dkeys (N, K, Dk), dWq (Dq, H), dWk (Dk, H), dwv (H,).
 
+    Structure:
+        The score is the dot product of the features f with wv, so ds goes to wv (summed over every example,
+        query and key, since wv is shared by all) and to f. Then through the tanh to u, its derivative read
+        off the cached f. u adds a query term and a key term, each broadcast (the query's over the keys, the
+        key's over the queries), so the query side's gradient sums over the keys and the key side's over the
+        queries. Each side then goes through its weight, Wq or Wk, to the queries or the keys; Wq and Wk sum
+        over every example and every query or key.
     Hints:
         tanh'(u) = 1 - f^2, and f is in the cache.
             dwv  = sum_{n,i,j} ds[n, i, j] * f[n, i, j, :]          (H,)   (np.einsum("nij,nijh->h", ...))
@@ -156,6 +169,14 @@ def local_p_attention_backward(dcontext, cache):
     Returns:
         dqueries (N, Q, Dq), dkeys (N, K, Dk), dvalues (N, K, Dv), dW (Dq, Dk), dWp (Dq, H), dvp (H,).
 
+    Structure:
+        The context pools v with the weights a, so dc goes to v and to a; a is the product of alpha and gamma,
+        so its gradient splits in two. alpha's share goes through your masked_softmax_backward (the classic
+        set, on the softmax cache) to the scores, then through your general_scores_backward to h, hbar and W.
+        gamma's share reaches the centre p, summed over the keys (treat the window as fixed, its jumps have no
+        derivative), then goes back through the scaling by S, the sigmoid, vp, the tanh and Wp (the cached r
+        and u give the derivatives), vp and Wp summing over every example and query. h feeds both the scores
+        and the position, so its gradient is the sum of the two paths.
     Hints:
         The window's edges jump as p moves (a key is in or out): they have no derivative, so treat
         the window as fixed. p reaches the context through gamma alone, with
@@ -222,6 +243,13 @@ def masked_dot_attention_backward(dcontext, cache, dweights=None):
     Returns:
         dqueries (N, Q, D), dkeys (N, K, D), dvalues (N, K, Dv).
 
+    Structure:
+        Undo the forward from the context back. C pools v with the weights A, so dC goes to v and to A, to
+        which dweights adds when given. Then through your masked_softmax_backward (the classic set, on
+        cache.softmax) to the scores S, and through the dot product to q and k, one product per example; each
+        query receives from every key it saw, each key from every query that saw it. The masks need no work of
+        their own, since A is exactly 0 where masked and no gradient flows there, and there is no scale to
+        undo.
     Hints:
         Undo the forward from the bottom up (swap the last two axes with .swapaxes(1, 2)):
             dvalues  = A^T @ dC                                   (N, K, Dv)

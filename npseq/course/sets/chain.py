@@ -30,6 +30,11 @@ def temporal_affine_backward(dout, cache):
     Returns:
         dx (N, T, D), dw (D, M), db (M,).
 
+    Structure:
+        The same affine map is applied at every time step, so treat every (n, t) position as one row of a
+        single affine layer. Each position's x receives its own term, back through w. w and b were reused at
+        every position, so their gradients sum over the batch and over the time steps, every step adding its
+        share.
     Hints:
         It is one affine layer on N*T rows, so flatten the leading axes for the weights:
             dx = dout @ w^T                                       (N, T, D)
@@ -75,6 +80,14 @@ def gru_backward(dh, cache, dh_last=None):
     Returns:
         dx (N, T, D), dh0 (N, H), dWx (D, 3H), dWh (H, 3H), dbx (3H,), dbh (3H,).
 
+    Structure:
+        Walk the steps from the last back to the first, calling your gru_step_backward (the classic set) on
+        each step's cache. h_t receives from two places, its output y_t (only at a valid step) and the step
+        after it; at the last step that second gradient is dh_last, or zero when there is none, and a padded
+        tail carries it back to the row's last valid step. A valid step sends the sum through h~_t into the
+        step backward and hands the resulting previous-state gradient to step t-1; a padded step passed its
+        state through unchanged, so it hands its gradient straight back. Wx, Wh, bx and bh are reused at every
+        step, so their gradients sum over t, and what step 0 hands back is dh0.
     Hints:
         Walk t = T-1, ..., 0, carrying delta, the gradient that reaches h_t from after it
         (dh_last, or zeros, at t = T-1); with m = cache.mask[:, t, None], so that it broadcasts:
@@ -145,6 +158,14 @@ def translator_step_backward(dloss, cache):
         dsource_embedded (N, S, E), dWx_enc, dWh_enc, dbx_enc, dbh_enc, dW_src_embed (V_src, E).
         They are graded in this order: the first wrong one is where the chain broke.
 
+    Structure:
+        Undo the forward last line first, each line with its exercise: the loss (your temporal_softmax_loss,
+        scaled by dloss), the vocabulary layer (your temporal_affine_backward), then the decoder steps from
+        the last to the first with your bahdanau_decoder_step_backward. Each s_t feeds its scores and step
+        t+1, so its gradient sums the two, and each step hands its previous state's gradient to the one
+        before. Each step fills its own slot of u's gradient, but k and the decoder's weights serve every
+        step, so theirs sum over t. What step 0 hands back is that of s_{-1}, the encoder's last state, which
+        your gru_backward takes with k's summed gradient; both embeddings end in your word_embedding_backward.
     Hints:
         One line of the backward for each line of the forward, last first (the line it undoes on the right):
             dscores = dloss * the dx of temporal_softmax_loss(cache.scores, ...)         loss

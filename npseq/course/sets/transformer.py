@@ -48,6 +48,12 @@ def scaled_dot_product_attention_backward(dout, cache, dweights=None):
     Returns:
         dqueries (..., T_q, d), dkeys (..., T_k, d), dvalues (..., T_k, d_v).
 
+    Structure:
+        Undo the forward from O back. O pools V with the weights A (cache.pooled), so dO goes to V and to A,
+        to which dweights adds when given. Then through your masked_softmax_backward (the classic set, on
+        cache.softmax) to the scores, undoing the scale (cache.scale) on the way, and through the product of Q
+        and K to each of them; a query receives from every key it saw, a key from every query that saw it. Any
+        leading axes, heads included, are batch axes, never summed over; masked entries receive no gradient.
     Hints:
         X^T here swaps the last two axes only: X.swapaxes(-1, -2); @ multiplies the last two axes and
         broadcasts over the others.
@@ -89,6 +95,13 @@ def layer_norm_backward(dy, cache):
     Returns:
         dx (..., D), dgamma (D,), dbeta (D,).
 
+    Structure:
+        y is a gain and shift of x_hat, with gamma and beta shared by every row, so their gradients sum over
+        all leading axes, and x_hat receives its gradient through gamma. Then go through the normalisation to
+        x, where mu and s depend on the whole row, so every feature of x reaches every feature of x_hat in its
+        row, and each input's gradient is a sum over its row. That sum reduces to row means, so no D by D
+        matrix is needed; the cached x_hat and inv_sigma give all it needs, and rows stay independent of one
+        another.
     Hints:
         gamma and beta are shared by every row, so their gradients sum over all leading axes:
             dgamma = sum over rows of dy * x_hat        dbeta = sum over rows of dy
@@ -137,6 +150,12 @@ def feed_forward_backward(dy, cache):
     Returns:
         dx (..., D), dW1 (D, F), db1 (F,), dW2 (F, D_o), db2 (D_o,).
 
+    Structure:
+        Walk the three lines back: through the output affine map to W2, b2 and the hidden z, then through the
+        activation to its input a, then through the first affine map to W1, b1 and x. Every position uses the
+        same weights, so their gradients sum over the batch and the positions. The activation's derivative
+        needs no recomputation of the forward; for the ReLU it can be read off the cached hidden z, and for
+        the GELU off the cached a and t in cache.act.
     Hints:
         Flatten the positions into rows first (x.reshape(-1, D), ...): every row uses the same weights,
         so their gradients sum over all rows.
@@ -225,6 +244,13 @@ def multihead_attention_backward(dout, cache, dweights=None):
         dqueries (N, T_q, D_q), dkeys (N, T_k, D_k), dvalues (N, T_k, D_v), and a dict of the
         parameters' gradients with the keys of cache.params ("dW_q" is grads["W_q"], and so on).
 
+    Structure:
+        Walk the forward back, the output projection first (W_o, b_o and C's gradient), then the merge, whose
+        backward is a split into heads. Your scaled_dot_product_attention_backward
+        then handles every head at once, on cache.attention, the head axis being one more batch axis to it.
+        Merge each of its three gradients back (a split's backward is a merge) and go through the three input
+        projections. Each weight and bias is shared by every example and position, so its gradient sums over
+        both; b_k's gradient comes out as zero up to rounding, but return it all the same.
     Hints:
         Walk the forward back. For every affine map y = x @ W + b on (N, T, *) arrays, flatten
         the rows: dW = x.reshape(-1, x.shape[-1]).T @ dy.reshape(-1, dy.shape[-1]), db = dy
@@ -275,6 +301,12 @@ def residual_norm_backward(dy, cache):
     Returns:
         dx (N, T, D), dW1 (D, F), db1 (F,), dW2 (F, D), db2 (D,), dgamma (D,), dbeta (D,).
 
+    Structure:
+        Undo the last line first: your layer_norm_backward on cache.norm gives gamma's and beta's gradients
+        and that of the sum s. x reached s twice, directly and through the FFN, so send s's gradient down both
+        paths, unchanged along the direct one and through your feed_forward_backward on cache.sublayer along
+        the other (which also yields the FFN's weight and bias gradients). x's gradient is the sum of what the
+        two bring back.
     Hints:
         Undo the last line first, then send ds down both paths of the sum and add what comes back:
             ds, dgamma, dbeta       = your layer_norm_backward(dy, cache.norm)

@@ -64,6 +64,14 @@ def peephole_lstm_step_backward(dnext_h, dnext_c, cache):
         dx (N, D), dprev_h (N, H), dprev_c (N, H), dWx (D, 4H), dWh (H, 4H), db (4H,),
         dp_i (H,), dp_f (H,), dp_o (H,).
 
+    Structure:
+        Gradients arrive for next_h and next_c. The output gate o receives from next_h alone, and since it
+        peeks at next_c, next_c gathers three paths, dnext_c directly, next_h through tanh(next_c), and o's
+        pre-activation through the peephole p_o. From the cell, go to f, i and g, each back through its
+        sigmoid or tanh (the cached gates and tanh_c give the derivatives), and to prev_c, which sums the cell
+        update's path with those through the peepholes of i and f. Each peephole multiplied a cell state
+        (prev_c for i and f, next_c for o) and is shared by the N rows, so its gradient sums over them. The
+        four blocks, side by side as [i, f, o, g], make a's gradient for the usual affine map.
     Hints:
         Start with the output gate: it is computed from next_c, so it sends next_c a gradient too.
             da_o    = dnext_h * tanh_c * o (1 - o)
@@ -126,6 +134,14 @@ def coupled_lstm_step_backward(dnext_h, dnext_c, cache):
     Returns:
         dx (N, D), dprev_h (N, H), dprev_c (N, H), dWx (D, 3H), dWh (H, 3H), db (3H,).
 
+    Structure:
+        Two gradients arrive, for next_h and for next_c. As in the LSTM, the cell's gradient sums the direct
+        path from dnext_c and the one through tanh(next_c) in next_h; the output gate o receives from next_h
+        alone. From the cell, the gradient flows to g, to prev_c (through f alone) and to f, which reaches
+        next_c twice, as the forget gate and through the input gate made from it, so its two contributions
+        combine. Each gate goes back through its sigmoid or tanh to its block of a (the cached f, o, g and
+        tanh_c give the derivatives). Side by side in the order [f, o, g], the three blocks make a's gradient,
+        and the affine map follows as in the RNN step, the bias summing over the N rows.
     Hints:
         The cell state receives gradient directly and through next_h, as in the LSTM:
             dc      = dnext_c + dnext_h * o * (1 - tanh_c^2)
@@ -177,6 +193,14 @@ def minimal_gated_unit_step_backward(dnext_h, cache):
     Returns:
         dx (N, D), dprev_h (N, H), dWx (D, 2H), dWh (H, 2H), db (2H,).
 
+    Structure:
+        dnext_h goes three ways, to the candidate n, to the gate f, and straight to h. Go back through n's
+        tanh first (the cached n gives its derivative) to its pre-activation, whose recurrent part is W_hn
+        applied to the product of f and h (call it rho); rho's gradient then splits between f and h. f sums
+        two contributions, through the mix of n and h and through rho, before going back through its sigmoid.
+        h sums three paths, the direct one, the one through rho, and the one back through W_hf from f's
+        pre-activation. Wh's two blocks pair with different inputs (h for f's block, rho for n's); Wx and b
+        see both blocks side by side as an ordinary affine map, the bias summing over the N rows.
     Hints:
         Call rho = f * h what W_hn multiplies. The candidate first, then the gate, which reaches h'
         through the mix (n - h) and through rho:
@@ -232,6 +256,14 @@ def layer_norm_rnn_step_backward(dnext_h, cache):
     Returns:
         dx (N, D), dprev_h (N, H), dWx (D, H), dWh (H, H), dgamma (H,), dbeta (H,).
 
+    Structure:
+        The loss reaches this step through next_h alone. Go back through the tanh (its derivative read off the
+        cached next_h) to its input, the scaled and shifted a_hat. gamma and beta are shared by the N rows, so
+        their gradients sum over them, and a_hat receives its gradient through gamma. Then go through the
+        normalisation to a: mu and s depend on the whole row, so every entry of a reaches every entry of a_hat
+        in its row, and each entry's gradient is a sum over the row that reduces to row means (the cached
+        a_hat and inv_sigma suffice, nothing is recomputed). From a's gradient on, it is the RNN step's affine
+        map, no bias.
     Hints:
         Call z = gamma * a_hat + beta. Through the tanh first:
             dz      = dnext_h * (1 - next_h^2)
