@@ -365,6 +365,69 @@ def test_a_gradient_off_by_a_constant_factor_says_the_factor(tmp_path):
     assert "db is -1 times npseq's everywhere: a sign" in problems[("N=1 D=2 H=1", "db")]
 
 
+@pytest.mark.parametrize("exercise", [e for e in EXERCISES if e.terms], ids=lambda exercise: exercise.name)
+def test_the_terms_of_a_sum_add_up_to_npseqs_gradient_and_none_is_zero(exercise):
+    import numpy as np
+
+    from npseq.course.grader import _as_grads, _call, _upstream
+    nonzero = {}  # (gradient, path) -> in some case, the term is not zero (in an edge case it may be: one key)
+    for case in exercise.cases:
+        outputs = case.forward(**case.make_inputs())[:case.outputs]
+        douts = _upstream(outputs, case.seed)
+        engine = dict(zip(exercise.grads, _as_grads(_call(exercise.engine, case, douts), exercise.grads)[0]))
+        terms = _call(exercise.terms, case, douts)
+        assert terms and {term.gradient for term in terms} <= set(exercise.grads)
+        assert all(term.value.shape == engine[term.gradient].shape for term in terms), case.label
+        for term in terms:
+            key = (term.gradient, term.path)
+            nonzero[key] = nonzero.get(key, False) or bool(np.abs(term.value).max() > 0)
+        for name in {term.gradient for term in terms}:
+            parts = [term.value for term in terms if term.gradient == name]
+            assert len(parts) >= 2, (case.label, name)
+            np.testing.assert_allclose(sum(parts), engine[name], rtol=1e-10, atol=1e-12, err_msg=case.label)
+    assert all(nonzero.values()), nonzero
+
+
+def test_a_path_left_out_of_a_sum_is_named(tmp_path):
+    # Each learner's gradient is npseq's minus one term of a sum over paths: before, the report said "dprev_h: every
+    # element" and left the learner to find which of the paths into h was missing.
+    path = write(tmp_path, """\
+        from npseq import functional as F
+
+        def gru_step_backward(dnext_h, cache):
+            dx, dprev_h, dWx, dWh, dbx, dbh = F.gru_step_backward(dnext_h, cache)
+            return dx, dprev_h - dnext_h * cache.z, dWx, dWh, dbx, dbh
+
+        def lstm_step_backward(dnext_h, dnext_c, cache):
+            return F.lstm_step_backward(dnext_h, 0 * dnext_c, cache)
+
+        def bahdanau_decoder_step_backward(dnext_h, cache):
+            dx, dprev_h, denc, *weights = F.bahdanau_decoder_step_backward(dnext_h, cache)
+            du = F.gru_step_backward(dnext_h, cache.gru)[0]
+            width = cache.context.shape[1]
+            dkeys = F.additive_attention_backward(du[:, None, :width], cache.attention)[1]
+            return (dx, dprev_h, denc - dkeys, *weights)
+        """)
+    report = grade_file(path, only=["gru_step_backward", "lstm_step_backward", "bahdanau_decoder_step_backward"])
+    assert report["gru_step_backward"].diagnoses() == ["dprev_h: lacks the direct path (the z * h of h')"]
+    assert "dprev_c: lacks the cell's own path (dnext_c, through next_c = f * prev_c + ...)" in \
+        report["lstm_step_backward"].diagnoses()
+    assert report["bahdanau_decoder_step_backward"].diagnoses() == [
+        "denc_outputs: lacks the keys' term (the encoder outputs scored against the query)"]
+    norm = write(tmp_path, """\
+        def layer_norm_backward(dy, cache):
+            x_hat, s, gamma = cache.x_hat, cache.inv_sigma, cache.gamma
+            rows, hats = dy.reshape(-1, dy.shape[-1]), x_hat.reshape(-1, x_hat.shape[-1])
+            g = dy * gamma
+            return s * (g - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)), (rows * hats).sum(axis=0), rows.sum(0)
+        """, "norm.py")
+    assert grade_file(norm, only=["layer_norm_backward"])["layer_norm_backward"].diagnoses() == [
+        "dx: lacks the path through the mean mu"]
+    for row in report["gru_step_backward"].rows:
+        assert row.ok or "dprev_h is npseq's minus exactly one term of its sum, the direct path (the z * h of h'): " \
+                         "that path is left out" in row.problem, row.problem
+
+
 def test_steps_stacked_in_reverse_are_named_and_not_blamed_on_a_step(tmp_path):
     path = write(tmp_path, """\
         from npseq import functional as F

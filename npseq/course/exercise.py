@@ -16,6 +16,14 @@ from typing import Callable
 
 
 @dataclasses.dataclass(frozen=True)
+class Term:
+    """One term of a gradient that is a sum over the paths from an input to the loss."""
+    gradient: str   # the returned gradient it is a term of: "dprev_h"
+    path: str       # the path, as a learner would name it: "the direct path, the z * h of h'"
+    value: object   # the term's array, of the gradient's shape
+
+
+@dataclasses.dataclass(frozen=True)
 class Exercise:
     """One graded function, as the sheet declares it."""
     name: str
@@ -36,6 +44,8 @@ class Exercise:
     headed: tuple = ()      # (gradient name, axis that holds the attention heads' blocks), heads from each case
     caller_cases: tuple = ()  # cases in the shapes the exercises built on it hand it: never scored (its own cases are
     #                           its contract), run when one of those fails while it passed, to say which is at fault
+    terms: Callable | None = None  # called as the backward is: the Term records of its gradients that sum over
+    #                                paths (where one is missing, the grader names it)
     placeholder: str = ""   # the skeleton's body where ``raise NotImplementedError`` alone would say too little
     forwards_module: str = "npseq.functional"  # where its forwards are: a course's own cell lives with the course
     chained: bool = False   # its gradients are the links of one chain, in the order it runs: the first wrong one broke

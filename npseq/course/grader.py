@@ -175,12 +175,13 @@ def _not_finite(name: str, values, shape: tuple, gates: tuple, time_axis: int | 
 
 def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = (),
                  time_axis: int | None = None, recurrent: bool = False, heads: int = 0,
-                 head_axis: int | None = None) -> TensorGrade:
+                 head_axis: int | None = None, terms: tuple = ()) -> TensorGrade:
     """Grade one returned gradient ``given`` against finite differences ``numeric`` and npseq's ``engine``.
 
     A wrong tensor is located (:func:`diagnose`), or named by the pattern it shows
-    (:func:`~npseq.course.patterns.recognised`: two gates swapped, the steps reversed, a constant
-    factor, the attention heads' layout). Along a ``time_axis`` computed by a ``recurrent`` backward,
+    (:func:`~npseq.course.patterns.recognised`: one of ``terms``, the ``(path, array)`` parts it sums,
+    left out; two gates swapped, the steps reversed, a constant factor, the attention heads' layout).
+    Along a ``time_axis`` computed by a ``recurrent`` backward,
     walking back from the last step, the first wrong step is where the error enters; along one whose
     steps are computed each on its own, the wrong steps are listed; along a ``head_axis`` holding
     ``heads`` blocks, the wrong heads."""
@@ -213,8 +214,8 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
         yours, theirs = distinct_numbers(float(row.analytic[worst]), float(expected[worst]))
         problem = (f"differs from npseq at {describe_index(name, worst, shape, gates, time_axis)}; "
                    f"yours {yours}, npseq {theirs}")
-    pattern = recognised(name, row.analytic, expected, gates, time_axis, heads, head_axis) if finite and not ok \
-        else None
+    pattern = recognised(name, row.analytic, expected, gates, time_axis, heads, head_axis, terms) \
+        if finite and not ok else None
     walked = not ok and pattern is None and time_axis is not None
     step = first_wrong_step(row.analytic, expected, time_axis, DEFAULT_TOL) if walked and recurrent else None
     diagnosis = "" if ok else pattern.diagnosis if pattern else diagnose(name, row.analytic, expected, gates, step)
@@ -529,6 +530,7 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
     if case.returns_loss:  # the loss itself is checked against the forward's value
         numeric["loss"], targets = outputs[0], ("loss",) + case.wrt
     engine = _as_grads(_call(exercise.engine, case, douts, variant), exercise.grads)[0]
+    terms = _call(exercise.terms, case, douts, variant) if exercise.terms else ()
     time_axes = dict(exercise.time_axes)
     for position, (name, input_name, given, expected) in enumerate(zip(exercise.grads, targets, grads, engine)):
         gates = exercise.gates if name in exercise.gated else ()
@@ -537,7 +539,8 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
                               f"not a float array: {given}", diagnosis=f"{name}: not a float array")
         else:
             row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name),
-                               name in exercise.recurrent, case.heads, dict(exercise.headed).get(name))
+                               name in exercise.recurrent, case.heads, dict(exercise.headed).get(name),
+                               tuple((term.path, term.value) for term in terms if term.gradient == name))
         if row.first_wrong_step is not None:
             steps, source = row.shape[time_axes[name]], None
             if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:

@@ -12,7 +12,9 @@ a :class:`Pattern` or ``None``:
 * two gate blocks swapped, :math:`G_{[a]} = E_{[b]}` and :math:`G_{[b]} = E_{[a]}` for the
   column blocks of gates :math:`a \\ne b`, every other block right;
 * the attention heads' blocks in another layout: their order, or the head axis and the width
-  within a head swapped (a reshape when splitting or merging the heads).
+  within a head swapped (a reshape when splitting or merging the heads);
+* a term missing from a gradient that sums over paths, :math:`G = E - T_k` for one of its
+  terms :math:`E = \\sum_j T_j` (:class:`~npseq.course.exercise.Term`): a path left out.
 
 "Equal" is the grader's own test: :func:`~npseq.gradcheck.gradient_error` below
 :data:`~npseq.gradcheck.DEFAULT_TOL` at every element.
@@ -144,11 +146,25 @@ def wrong_heads(given, expected, heads: int, axis: int) -> list:
     return [k for k in range(heads) if not _equal(mine[..., k, :], theirs[..., k, :])]
 
 
+def missing_term(name: str, given, expected, terms: tuple) -> Pattern | None:
+    """:math:`G = E - T_k` for one term :math:`T_k` of ``terms`` (``(path, array)`` pairs that sum to :math:`E`) that
+    is not zero: the path ``k`` left out of the sum."""
+    xp = backend.numpy
+    for path, term in terms:
+        term = xp.asarray(backend.to_numpy(term), dtype=xp.float64)
+        if term.shape == expected.shape and float(xp.abs(term).max(initial=0.0)) > 0 and \
+                _equal(given, expected - term):
+            return Pattern(f"{name}: lacks {path}",
+                           f"{name} is npseq's minus exactly one term of its sum, {path}: that path is left out")
+    return None
+
+
 def recognised(name: str, given, expected, gates: tuple = (), time_axis: int | None = None, heads: int = 0,
-               head_axis: int | None = None) -> Pattern | None:
-    """The first pattern that ``given`` (wrong, finite, of ``expected``'s shape) shows, or ``None``: the heads' layout,
-    two gates swapped, the steps reversed, a constant factor."""
-    return ((heads_layout(name, given, expected, heads, head_axis) if head_axis is not None else None)
+               head_axis: int | None = None, terms: tuple = ()) -> Pattern | None:
+    """The first pattern that ``given`` (wrong, finite, of ``expected``'s shape) shows, or ``None``: a term of the sum
+    missing, the heads' layout, two gates swapped, the steps reversed, a constant factor."""
+    return (missing_term(name, given, expected, terms)
+            or (heads_layout(name, given, expected, heads, head_axis) if head_axis is not None else None)
             or swapped_gates(name, given, expected, gates)
             or (reversed_steps(name, given, expected, time_axis) if time_axis is not None else None)
             or constant_factor(name, given, expected))

@@ -11,6 +11,7 @@ from ... import functional as F
 from ..cases import attention as attention_cases
 from ..exercise import declare, exercise_table
 from ..references import attention as R
+from ..terms import local_p_attention_terms
 from .classic import masked_softmax_backward
 
 np = backend.numpy
@@ -128,6 +129,7 @@ def concat_scores_backward(dscores, cache):
                     "a Gaussian whose centre is learned; the window's jumps carry no gradient"),
          grads=("dqueries", "dkeys", "dvalues", "dW", "dWp", "dvp"),
          engine=R.local_p_attention_backward,
+         terms=local_p_attention_terms,
          cases=attention_cases.local_p_attention_cases(),
          forwards=("local_p_attention_forward",),
          forwards_module=REFERENCES)

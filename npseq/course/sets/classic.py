@@ -8,6 +8,7 @@ from ... import backend
 from ... import functional as F
 from ..cases import classic as classic_cases
 from ..exercise import declare, exercise_table
+from ..terms import bahdanau_decoder_step_terms, gru_step_terms, lstm_step_terms
 
 np = backend.numpy
 
@@ -62,7 +63,8 @@ def rnn_step_backward(dnext_h, cache):
          cases=classic_cases.lstm_step_cases(),
          forwards=("lstm_step_forward",),
          gates=("i", "f", "o", "g"),
-         gated=("dWx", "dWh", "db"))
+         gated=("dWx", "dWh", "db"),
+         terms=lstm_step_terms)
 def lstm_step_backward(dnext_h, dnext_c, cache):
     """Backward of one LSTM step.
 
@@ -129,6 +131,7 @@ def lstm_step_backward(dnext_h, dnext_c, cache):
          forwards=("gru_step_forward",),
          gates=("r", "z", "n"),
          gated=("dWx", "dWh", "dbx", "dbh"),
+         terms=gru_step_terms,
          placeholder=('if cache.reset_after:\n    raise NotImplementedError("gru_step_backward: the reset_after=True '
                       'branch (PyTorch\'s GRU)")\n'
                       'raise NotImplementedError("gru_step_backward: the reset_after=False branch (d2l\'s GRU)")'))
@@ -536,7 +539,8 @@ def temporal_softmax_loss(x, y, mask):
          cases=classic_cases.decoder_step_cases(),
          forwards=("bahdanau_decoder_step_forward",),
          gates=("r", "z", "n"),
-         gated=("dWx", "dWh", "dbx", "dbh"))
+         gated=("dWx", "dWh", "dbx", "dbh"),
+         terms=bahdanau_decoder_step_terms)
 def bahdanau_decoder_step_backward(dnext_h, cache):
     """Backward of one step of a Bahdanau decoder: attention with the previous state, then a GRU step.
 

@@ -11,6 +11,7 @@ from ... import functional as F
 from ..cases import transformer as transformer_cases
 from ..exercise import declare, exercise_table
 from ..references import transformer as R
+from ..terms import layer_norm_terms, residual_norm_terms
 from .classic import masked_softmax_backward
 
 np = backend.numpy
@@ -74,6 +75,7 @@ def scaled_dot_product_attention_backward(dout, cache, dweights=None):
          practises="a Jacobian that couples a whole row, reduced to means; parameters shared over every row",
          grads=("dx", "dgamma", "dbeta"),
          engine=F.layer_norm_backward,
+         terms=layer_norm_terms,
          cases=transformer_cases.layer_norm_cases(),
          forwards=("layer_norm_forward",))
 def layer_norm_backward(dy, cache):
@@ -280,6 +282,7 @@ def multihead_attention_backward(dout, cache, dweights=None):
          practises="two paths into one sum, gradients that add; your feed-forward and layer-norm backwards composed",
          grads=("dx", "dW1", "db1", "dW2", "db2", "dgamma", "dbeta"),
          engine=R.feed_forward_sublayer_backward,
+         terms=residual_norm_terms,
          cases=transformer_cases.residual_norm_cases(),
          forwards=("residual_norm_forward", "feed_forward_forward", "layer_norm_forward"))
 def residual_norm_backward(dy, cache):

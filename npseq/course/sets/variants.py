@@ -11,6 +11,7 @@ from ... import backend
 from ..cases import variants as variants_cases
 from ..exercise import declare, exercise_table
 from ..references import variants as R
+from ..terms import peephole_lstm_step_terms
 
 np = backend.numpy
 
@@ -23,6 +24,7 @@ REFERENCES = "npseq.course.references.variants"
          practises="a cell state that feeds the gates: three peephole vectors, an output gate that reads `next_c`",
          grads=("dx", "dprev_h", "dprev_c", "dWx", "dWh", "db", "dp_i", "dp_f", "dp_o"),
          engine=R.peephole_lstm_step_backward,
+         terms=peephole_lstm_step_terms,
          cases=variants_cases.peephole_lstm_step_cases(),
          forwards=("peephole_lstm_step_forward",),
          forwards_module=REFERENCES,
