@@ -1,5 +1,6 @@
-"""Shared test settings: hypothesis without deadlines (CI machines are shared and noisy), and one summary line
-per missing optional tool (:mod:`optional_tools`) instead of one per skipped test location.
+"""Shared test settings: hypothesis without deadlines (CI machines are shared and noisy), one summary line
+per missing optional tool (:mod:`optional_tools`) instead of one per skipped test location, and the long runs
+marked slow (:func:`pytest_collection_modifyitems`).
 
 NPSEQ_HYPOTHESIS_PROFILE=stress runs many more examples, to hunt for flaky tolerances.
 """
@@ -23,6 +24,17 @@ settings.register_profile("default", max_examples=40, **_relaxed)
 settings.register_profile("ci", max_examples=25, **_relaxed)
 settings.register_profile("stress", max_examples=1000, **_relaxed)
 settings.load_profile(os.environ.get("NPSEQ_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
+
+
+LONG_RUNS = ("fuzz_long", "demo_full", "tutorial_full")
+"""The markers of the runs that go only on request; each is slow too, so that -m "not slow" never selects them."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marks it reads are the ones added here
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if any(item.get_closest_marker(name) for name in LONG_RUNS):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ from npseq.course.mistakes import MISTAKES, mistakes_of
 from npseq.course.sheet import EXERCISE_BY_NAME, NAMES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[mistake.title for mistake in MISTAKES])
 def test_each_mistake_is_diagnosed_where_it_is(tmp_path, mistake):
     path = tmp_path / "learner.py"

@@ -96,6 +96,7 @@ def test_the_data_hold_out_unseen_scenes_and_shift_the_captions():
 
 
 # ------------------------------------------------------------------ the model
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["every_step", "first_step"])
 @pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
 def test_module_gradients_in_both_modes(mode, cell):

@@ -23,6 +23,7 @@ def params(path):
         return {k: archive[k] for k in archive.files if k.startswith("param/")}
 
 
+@pytest.mark.slow
 def test_help_and_version():
     assert "demo" in npseq("--help").stdout and "gradcheck" in npseq("--help").stdout
     assert npseq("--version").stdout.startswith("npseq ")
@@ -37,6 +38,7 @@ def test_a_run_into_a_log_file_or_a_pipe_draws_no_progress_bar(tmp_path):
     assert "epoch 2: per-token cross-entropy " in result.stdout
 
 
+@pytest.mark.slow
 def test_demo_trains_reports_draws_and_hands_over_a_model(tmp_path):
     result = npseq("demo", "--task", "reverse", "--epochs", "1", "--num-examples", "300", "--no-progress",
                    "--out", "out", cwd=tmp_path)
@@ -56,6 +58,7 @@ def test_demo_trains_reports_draws_and_hands_over_a_model(tmp_path):
     assert translated.returncode == 0 and translated.stdout.startswith(f"{command[3]} => "), translated.stderr
 
 
+@pytest.mark.slow
 def test_demos_of_two_tasks_keep_their_own_files(tmp_path):
     for task in ("reverse", "numbers"):
         assert npseq("demo", "--task", task, "--epochs", "1", "--num-examples", "200", "--no-progress",
@@ -64,6 +67,7 @@ def test_demos_of_two_tasks_keep_their_own_files(tmp_path):
     assert all((tmp_path / task / "model.npz").is_file() for task in ("reverse", "numbers"))
 
 
+@pytest.mark.slow
 def test_translate_names_unknown_words_on_stderr_and_refuses_them_with_strict(tmp_path):
     model = tmp_path / "numbers.npz"
     assert npseq("train", "--task", "numbers", "--num-examples", "200", "--epochs", "1", *SMALL,
@@ -80,6 +84,7 @@ def test_translate_names_unknown_words_on_stderr_and_refuses_them_with_strict(tm
     assert "--strict: not in the vocabulary: 'forty-two'" in strict.stderr and "<unk>" not in strict.stderr
 
 
+@pytest.mark.slow
 def test_train_save_translate_and_resume_exactly(tmp_path):
     straight, resumed = tmp_path / "straight.npz", tmp_path / "resumed.npz"
     common = ["--task", "reverse", "--num-examples", "300", *SMALL]
@@ -115,6 +120,7 @@ def test_ctrl_c_during_training_keeps_a_checkpoint(tmp_path):
     assert npseq("translate", checkpoint, "a b").returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, stdin, message", [
     (["train", "--data", "no/such/file.txt"], None, "npseq train: argument --data: no such file: no/such/file.txt"),
     (["train", "--task", "reverse", "--lr", "-1"], None, "argument --lr: expected a positive float, got '-1'"),
@@ -134,6 +140,7 @@ def test_user_errors_are_one_line_with_exit_code_2(args, stdin, message):
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_checkpoint_and_input_mismatches(tmp_path):
     checkpoint = tmp_path / "reverse.npz"
     assert npseq("train", "--task", "reverse", "--num-examples", "300", *SMALL, "--epochs", "1", "--save",
@@ -213,6 +220,7 @@ def test_cupy_backend_without_a_gpu_says_why_in_one_line():
     assert len(lines) == 1 and lines[0].startswith("npseq demo: NPSEQ_BACKEND=cupy: backend 'cupy' needs")
 
 
+@pytest.mark.slow
 def test_grade_subcommand_scores_the_skeleton_zero_and_the_engine_full(tmp_path):
     root = pathlib.Path(__file__).resolve().parents[1]
     skeleton = npseq("grade", root / "tutorials" / "exercises" / "backprop_exercises.py")
@@ -241,6 +249,7 @@ def test_dates_sources_longer_than_the_target_are_not_cut(tmp_path):
     assert len(src_tokens) == len("thursday, january 26th, 2034") + 1  # every character and <eos>
 
 
+@pytest.mark.slow
 def test_a_bug_inside_the_library_shows_its_traceback_not_a_user_error_line(tmp_path):
     """Only the UserError family is a one-line exit 2: a plain ValueError from inside npseq is a bug."""
     checkpoint = tmp_path / "numbers.npz"
@@ -261,6 +270,7 @@ def test_a_bug_inside_the_library_shows_its_traceback_not_a_user_error_line(tmp_
     assert npseq("translate", checkpoint, "two hundred one").returncode == 0
 
 
+@pytest.mark.slow
 def test_luong_local_attention_from_the_command_line(tmp_path):
     model = tmp_path / "local.npz"
     result = npseq("train", "--task", "numbers", "--num-examples", "300", "--epochs", "1", *SMALL,

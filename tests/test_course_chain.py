@@ -46,6 +46,7 @@ def _step_inputs(n, s, t, source_lens, target_lens, seed):
 
 
 # ------------------------------------------------------------ the reference, held to finite differences
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["widest", "float64"])
 @pytest.mark.parametrize("case", STEP.cases, ids=lambda case: case.label)
 def test_every_link_of_the_reference_matches_finite_differences(case, width, monkeypatch):
@@ -242,6 +243,7 @@ def test_a_planted_bug_breaks_its_link_and_those_after_it_and_no_link_before(exe
         assert not _agree(given_states[:, -2], expected_states[:, -2])
 
 
+@pytest.mark.slow
 def test_a_crash_in_a_correct_helper_names_the_link_and_the_call_that_broke_it(tmp_path):
     # The target embedding's backward handed the source embedding's cache: word_embedding_backward (graded correct
     # on its own) raises, and the report names the link being computed and the learner's line that made the call.

@@ -213,6 +213,7 @@ def test_a_wrong_caller_of_a_helper_right_on_its_shapes_is_told_the_mistake_is_i
 MERGE = "    return x.transpose(0, 2, 1, 3).reshape(n, t, heads * d)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wrong, diagnosis, sentence", [
     ("    return x.transpose(0, 2, 3, 1).reshape(n, t, heads * d)", "dW_q: heads and their width swapped",
      "laid out as (width, heads) where (heads, width) is due"),

@@ -85,6 +85,7 @@ def test_the_assignments_sample_loop_runs_unchanged(cell):
     assert x.shape == (4, WORDVEC) and h.dtype == np.float64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cell", ["rnn", "lstm"])
 def test_the_assignments_loss_and_its_gradients(cell):
     rng = np.random.default_rng(2)

@@ -202,6 +202,7 @@ class Trickle(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_download_exits_130_and_leaves_the_cache_empty(home):
     # A child process (it inherits NPSEQ_DATA), so that the SIGINT reaches the command and not pytest.
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)

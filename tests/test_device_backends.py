@@ -71,6 +71,7 @@ def assert_close(name, got, expected, dtype, **tolerance):
 
 
 # ------------------------------------------------------------- gradient checks
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_every_gradient_check_passes_and_matches_numpy(device, name):
     seed = [0, list(REGISTRY).index(name)]  # what `npseq gradcheck` uses

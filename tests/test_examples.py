@@ -4,6 +4,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 PAIRS = "".join(f"{english}\t{french}\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i}\n" for i, (english, french)
                 in enumerate([("go .", "va !"), ("hi .", "salut !"), ("run !", "cours !"), ("i lost .", "j'ai perdu ."),
@@ -34,6 +36,7 @@ def test_the_d2l_translator_without_its_corpus_says_how_to_get_it(tmp_path, home
         "`npseq data fetch fra-eng`" in last, done.stderr
 
 
+@pytest.mark.slow
 def test_the_character_model_trains_for_its_seconds_and_compares_with_ngrams(tmp_path):
     done = example("char_lm.py", "--seconds", "1", "--chars", "5000", "--hidden", "16", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

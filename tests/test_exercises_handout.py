@@ -29,6 +29,7 @@ def headers(text: str, header: str) -> int:
     return sum(line.strip() == header for line in text.splitlines())
 
 
+@pytest.mark.slow
 def test_a_handout_without_hints_has_the_equations_and_grades_to_zero(tmp_path, capsys):
     out = tmp_path / "handout"
     assert npseq_main(["exercises", "--out", str(out), "--hints", "none"]) == 0
@@ -101,6 +102,7 @@ def test_a_notebook_and_the_autograder_carry_the_level(tmp_path, capsys):
     assert "argument --hints: invalid choice: 'all'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_only_hands_out_the_chosen_exercises_and_what_they_build_on(tmp_path, capsys):
     assert main(["--out", str(tmp_path), "--only", "bahdanau_decoder_step_backward", "rnn_backward"]) == 0
     names = ["rnn_step_backward", "gru_step_backward", "masked_softmax_backward", "additive_attention_backward",

@@ -201,6 +201,7 @@ TAMPERED_RESUME = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, fragment", [case[1:] for case in TAMPERED], ids=[case[0] for case in TAMPERED])
 def test_a_tampered_checkpoint_is_one_line_for_translate(checkpoint, tmp_path, capsys, change, fragment):
     bad = rewrite(checkpoint, tmp_path / "bad.npz", change)
@@ -209,6 +210,7 @@ def test_a_tampered_checkpoint_is_one_line_for_translate(checkpoint, tmp_path, c
     assert fragment in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, fragment", [case[1:] for case in TAMPERED + TAMPERED_RESUME],
                          ids=[case[0] for case in TAMPERED + TAMPERED_RESUME])
 def test_a_tampered_checkpoint_is_one_line_for_resume(checkpoint, tmp_path, capsys, change, fragment):
@@ -386,6 +388,7 @@ def _assert_fuzz_held(outcomes, cases):
     assert all(outcomes[command, code] > 0 for command in ("translate", "train") for code in (0, 2)), outcomes
 
 
+@pytest.mark.slow
 def test_a_seeded_fuzz_of_a_small_checkpoint_never_escapes(checkpoint, tmp_path, capsys):
     _assert_fuzz_held(fuzz(checkpoint, tmp_path, capsys, cases=120, seed=19), 120)
 
@@ -467,6 +470,7 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     ["translate", "CHECKPOINT"],  # waits for sentences on stdin
     ["lm", "--num-hiddens", "8", "--epochs", "1000", "--no-progress"],
@@ -523,6 +527,7 @@ sys.exit(main(sys.argv[1:-1]))
 """
 
 
+@pytest.mark.slow
 def test_sigkill_inside_a_save_keeps_the_old_checkpoint_and_the_next_save_cleans_up(tmp_path):
     path = tmp_path / "ck.npz"
     args = ["train", *TINY, "--save", str(path)]
@@ -777,6 +782,7 @@ def _limited(command, tmp_path):
                           timeout=300, env=env, cwd=tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["num_layers", "num_hiddens", "num_steps", "header", "bomb", "beam"])
 def test_memory_stays_bounded_under_a_resource_limit(checkpoint, tmp_path, case):
     bad = tmp_path / "bad.npz"

@@ -61,6 +61,7 @@ def stderr_on_a_terminal(command, env) -> tuple:
     return result.returncode, b"".join(chunks).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [TINY_TRAIN, TINY_LM], ids=["train", "lm"])
 def test_a_progress_bar_is_drawn_on_a_terminal_and_never_into_a_pipe(tmp_path, args):
     env = environment(tmp_path)

@@ -73,6 +73,7 @@ def nothing_built(monkeypatch):
 
 
 # ------------------------------------------------------- item 5: sizes huge together
+@pytest.mark.slow
 @pytest.mark.parametrize("args, flags", [
     (["train", "--task", "numbers", "--model", "transformer", "--num-hiddens", "65536", "--heads", "1"],
      "--model transformer, --num-hiddens 65536, --heads 1: "),

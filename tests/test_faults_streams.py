@@ -134,6 +134,7 @@ def test_strict_on_stdin_refuses_the_first_line_with_unknown_words(checkpoint):
     assert out.count(b" => ") == 1 and b"'zebras'" in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow
 def test_one_line_on_stdin_draws_one_picture_under_its_own_name(checkpoint, tmp_path):
     picture = tmp_path / "attention.png"
     process = limited_translate(checkpoint, "--attention-png", picture)
@@ -174,6 +175,7 @@ def test_the_lines_before_a_line_past_the_cap_come_out_first():
         next(batches)
 
 
+@pytest.mark.slow
 def test_translate_decodes_the_waiting_lines_together_with_the_same_output(checkpoint, tmp_path, monkeypatch,
                                                                             capsys):
     from npseq.checkpoint import load_checkpoint, saved_training_run, seq2seq_from_checkpoint
@@ -302,6 +304,7 @@ class HeadersEveryTwoSeconds(http.server.BaseHTTPRequestHandler):
             pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("handler", [OneByteEveryTwoSeconds, HeadersEveryTwoSeconds])
 def test_a_trickling_server_is_given_up_at_the_deadline(home, archive, capsys, handler):
     with http_server(handler) as (url, _):
@@ -352,6 +355,7 @@ class HandshakeByteByByte(socketserver.BaseRequestHandler):
             pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("timer", ["on time", "late"])
 def test_a_tls_handshake_that_never_ends_is_given_up_at_the_deadline(home, archive, capsys, monkeypatch, timer):
     if timer == "late":  # a busy machine: the socket's timeout, as long as the deadline, ends the handshake first

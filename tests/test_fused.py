@@ -129,6 +129,7 @@ def test_fused_cells_compute_what_the_numpy_cells_compute(cell, dtype, request):
 GATED_CHECKS = [name for name in REGISTRY if re.search(r"gru|lstm|GRU|LSTM|EncoderDecoder", name)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GATED_CHECKS)
 def test_gradient_checks_pass_with_the_fused_kernels(name, fused_on_the_cpu):
     report = REGISTRY[name](np.random.default_rng([0, list(REGISTRY).index(name)]))

@@ -44,6 +44,7 @@ def write(tmp_path, text, name="learner.py"):
     return path
 
 
+@pytest.mark.slow
 def test_the_shipped_skeleton_scores_zero_and_says_not_implemented(capsys):
     report = grade_file(SKELETON)
     assert [f.name for f in report.functions] == CLASSIC
@@ -56,6 +57,7 @@ def test_the_shipped_skeleton_scores_zero_and_says_not_implemented(capsys):
     assert out.rstrip().endswith("score: 0.00 / 10 points = 0.0%")
 
 
+@pytest.mark.slow
 def test_npseq_own_functions_score_100(tmp_path, capsys):
     path = write(tmp_path, ENGINE)
     report = grade_file(path)
@@ -73,6 +75,7 @@ def test_npseq_own_functions_score_100(tmp_path, capsys):
         assert label in out
 
 
+@pytest.mark.slow
 def test_a_planted_sign_error_is_pinpointed(tmp_path, capsys):
     path = write(tmp_path, PLANTED)
     report = grade_file(path)
@@ -219,6 +222,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert err.count("\n") == 1 and "required: file" in err
 
 
+@pytest.mark.slow
 def test_python_dash_m_npseq_grade_runs_as_a_program(tmp_path):
     path = write(tmp_path, ENGINE)
     result = subprocess.run([sys.executable, "-m", "npseq.grade", str(path)], capture_output=True, text=True,
@@ -388,6 +392,7 @@ def test_the_terms_of_a_sum_add_up_to_npseqs_gradient_and_none_is_zero(exercise)
     assert all(nonzero.values()), nonzero
 
 
+@pytest.mark.slow
 def test_a_path_left_out_of_a_sum_is_named(tmp_path):
     # Each learner's gradient is npseq's minus one term of a sum over paths: before, the report said "dprev_h: every
     # element" and left the learner to find which of the paths into h was missing.

@@ -113,6 +113,7 @@ def students_of(kind: str, kinds: dict) -> str:
     return ", ".join(student_of(name) for name in sorted(kinds) if kinds[name] == kind)
 
 
+@pytest.mark.slow
 def test_the_summary_groups_the_class_by_mistake_with_its_students(graded_class):
     # One line per mistake: the sign slip in gate g's block is one mistake of ten students (five tensors wrong
     # together), not five lines of counts cut at three; every student is named by their folder or file.
@@ -340,6 +341,7 @@ submission_1004:
 """
 
 
+@pytest.mark.slow
 def test_a_gradescope_export_names_each_student_as_gradescope_does(tmp_path, capsys):
     export = tmp_path / "assignment_55_export"
     for folder, source in (("submission_1001", CORRECT), ("submission_1002", UNTRANSPOSED_DX),
@@ -376,6 +378,7 @@ def test_a_missing_path_or_an_option_of_the_other_mode_is_one_line_and_exit_code
     assert not (tmp_path / "grades.csv").exists()
 
 
+@pytest.mark.slow
 def test_only_reports_it_wrote_are_replaced_without_force(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "class").mkdir()
@@ -412,6 +415,7 @@ def test_only_reports_it_wrote_are_replaced_without_force(tmp_path, monkeypatch,
     assert [name for name in os.listdir(tmp_path) if name.startswith(".npseq-")] == []  # no temporary file left
 
 
+@pytest.mark.slow
 def test_the_progress_bar_shows_only_where_asked_or_on_a_terminal(tmp_path, capsys):
     (tmp_path / "a.py").write_text(CORRECT)
     submissions = find_submissions([tmp_path / "a.py"])
@@ -456,6 +460,7 @@ def processes_of(path) -> list:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process states from /proc")
 def test_each_grading_is_a_process_tree_killed_whole_past_its_deadline_or_when_done(tmp_path):
     (tmp_path / "sleeps.py").write_text("import time\ntime.sleep(600)\n")

@@ -128,6 +128,7 @@ def test_a_stopped_grader_is_impossible(tmp_path):
     assert result.returncode == 2 and "PermissionError" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_file_that_differs_from_one_import_to_the_next_is_still_graded(tmp_path):
     path = write(tmp_path, """\
         import os
@@ -142,6 +143,7 @@ def test_a_file_that_differs_from_one_import_to_the_next_is_still_graded(tmp_pat
     assert result.stdout.rstrip().endswith("score: 0.00 / 10 points = 0.0%") and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_reaching_npseqs_backward_through_indirection_is_named(tmp_path):
     sources = {
         "wrapped": 'import importlib\nrnn_step_backward = getattr(importlib.import_module("npseq.functional"), '
@@ -163,6 +165,7 @@ def test_reaching_npseqs_backward_through_indirection_is_named(tmp_path):
         assert any(word in " ".join(data["honesty"]) for word in ("importlib", "inspect", "exec", "eval")), name
 
 
+@pytest.mark.slow
 def test_a_huge_message_is_cut_and_the_report_stays_small(tmp_path):
     path = write(tmp_path, 'def rnn_step_backward(dnext_h, cache):\n    raise ValueError("m" * 30_000_000)\n')
     result = npseq(tmp_path, "grade", path, "--only", "rnn_step_backward", "--format", "gradescope")
@@ -173,6 +176,7 @@ def test_a_huge_message_is_cut_and_the_report_stays_small(tmp_path):
     assert "more characters cut" in json.dumps(data) and data["score"] == 0
 
 
+@pytest.mark.slow
 def test_a_forged_line_in_the_graders_output_is_impossible(tmp_path):
     path = write(tmp_path, textwrap.dedent("""\
         import json, os
@@ -189,6 +193,7 @@ def test_a_forged_line_in_the_graders_output_is_impossible(tmp_path):
     assert len(lines) == 1 and json.loads(lines[0])["score"] == 0, result.stdout
 
 
+@pytest.mark.slow
 def test_a_process_left_behind_dies_with_the_grading(tmp_path):
     marker = f"600.{os.getpid()}"  # seconds: it outlives the grading unless it is killed
     path = write(tmp_path, textwrap.dedent(f"""\
@@ -203,6 +208,7 @@ def test_a_process_left_behind_dies_with_the_grading(tmp_path):
     assert left == []
 
 
+@pytest.mark.slow
 def test_garbage_and_stalls_on_the_pipe_are_that_functions_verdict(tmp_path):
     stall = write(tmp_path, """\
         import os, time
@@ -288,6 +294,7 @@ def test_other_students_files_are_out_of_sight(open_folder):
     assert "alice.py" not in message and ("ValueError: []" in message or "PermissionError" in message), message
 
 
+@pytest.mark.slow
 def test_the_grader_ends_and_reports_within_its_time_limit_whatever_the_child_does(tmp_path):
     path = write(tmp_path, """\
         import signal, time
@@ -308,6 +315,7 @@ def test_what_the_report_lists_is_bounded(tmp_path):
     assert len(str(report)) < 20_000
 
 
+@pytest.mark.slow
 def test_links_and_pipes_in_its_own_folder_reach_nothing_of_the_graders(tmp_path):
     path = write(tmp_path, textwrap.dedent("""\
         import os
@@ -322,6 +330,7 @@ def test_links_and_pipes_in_its_own_folder_reach_nothing_of_the_graders(tmp_path
     assert "root:" not in result.stdout + result.stderr and "what I printed" in result.stdout
 
 
+@pytest.mark.slow
 @needs_root
 def test_its_folder_cannot_fill_the_graders_disk(tmp_path):
     path = write(tmp_path, textwrap.dedent("""\
@@ -339,6 +348,7 @@ def test_its_folder_cannot_fill_the_graders_disk(tmp_path):
     assert "stopped after" in result.stdout and "OSError" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_stops_at_its_limit(tmp_path):
     path = write(tmp_path, textwrap.dedent("""\
         import os
@@ -402,6 +412,7 @@ def _write_at(fd: int, name: str, text: str) -> None:
     os.close(fd)
 
 
+@pytest.mark.slow
 def test_a_link_never_hands_one_students_grade_to_another(tmp_path):
     # s1's b.py is a link to s2's: the class report gave "s1/b.py, 100" and no row for s2, the author.
     (tmp_path / "c" / "s1").mkdir(parents=True)
@@ -419,6 +430,7 @@ def test_a_link_never_hands_one_students_grade_to_another(tmp_path):
     assert {student["student"]: student["score"] for student in data["students"]} == {"s1": 0.0, "s2": 100.0}
 
 
+@pytest.mark.slow
 def test_a_folder_too_deep_is_named_and_the_class_is_graded(tmp_path, deep_folder):
     # 1,100 levels: os.walk hit the recursion limit, and nobody got a CSV or a JSON.
     (tmp_path / "c").mkdir()
@@ -482,6 +494,7 @@ def masked_softmax_backward(dweights, cache):
 """
 
 
+@pytest.mark.slow
 def test_an_exception_that_breaks_while_described_is_named_by_its_type(tmp_path):
     # __str__ raising, KeyboardInterrupt and a BaseException of the learner's put a traceback of npseq's grader into
     # the report and scored "exited (os._exit?)".
@@ -500,6 +513,7 @@ def test_an_exception_that_breaks_while_described_is_named_by_its_type(tmp_path)
         "sys.exit: masked_softmax_backward called sys.exit(a Code) (hostile.py, line 31)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("top, said", [
     ("class Nasty(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n\n\nraise Nasty()\n",
      "cannot import hostile.py: Nasty: (its message cannot be read: its __str__ raised) (hostile.py, line 6)"),
@@ -513,6 +527,7 @@ def test_a_file_whose_import_raises_the_undescribable_is_one_line(tmp_path, top,
 
 
 # ------------------------------------------------------------------ the grader under a memory limit of its own
+@pytest.mark.slow
 def test_a_right_file_is_graded_under_a_lower_address_space_limit(tmp_path):
     # Under ulimit -v 3000000 the child's limit (what the grader holds + 4096 MB) was above the grader's own, so the
     # child could not set it, exited 70, and the message blamed the file: "cannot import ...: exited".

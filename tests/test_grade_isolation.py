@@ -84,6 +84,7 @@ def per_exercise(results: dict) -> dict:
     return gathered
 
 
+@pytest.mark.slow
 def test_a_hang_a_crash_an_exit_and_sys_exit_score_their_function_zero_and_the_rest_is_graded(tmp_path):
     path = write(tmp_path, MISBEHAVING)
     timeout = 3.0
@@ -101,6 +102,7 @@ def test_a_hang_a_crash_an_exit_and_sys_exit_score_their_function_zero_and_the_r
     assert text.rstrip().endswith("score: 1.00 / 5 points = 20.0%")
 
 
+@pytest.mark.slow
 def test_the_time_limit_holds_from_the_command_line_and_prints_stay_out_of_json(tmp_path):
     path = write(tmp_path, MISBEHAVING)
     result = subprocess.run([sys.executable, "-m", "npseq.grade", str(path), "--timeout", "2", "--format", "json",
@@ -129,6 +131,7 @@ def test_the_memory_limit_turns_a_huge_allocation_into_an_error_of_that_case(tmp
     assert all(p.kind == "error" and p.message.startswith("MemoryError") for p in rnn.problems)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, expected", [
     ("while True:\n    pass\n", "npseq grade: cannot import learner.py: time limit: importing the file did not "
                                  "finish within 2 s"),
@@ -145,6 +148,7 @@ def test_a_file_whose_import_hangs_or_ends_the_process_is_exit_code_2(tmp_path, 
         grade_file(path, timeout=2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "json", "gradescope"])
 def test_the_untouched_skeleton_grades_to_zero_with_exit_1_in_every_format(tmp_path, fmt):
     results = tmp_path / "out" / "results.json"
@@ -168,6 +172,7 @@ def test_the_untouched_skeleton_grades_to_zero_with_exit_1_in_every_format(tmp_p
         assert not results.exists()
 
 
+@pytest.mark.slow
 def test_gradescope_results_of_a_partly_right_file(tmp_path, capsys):
     path = write(tmp_path, MISBEHAVING)
     results = tmp_path / "results.json"
@@ -207,6 +212,7 @@ def test_help_and_bad_options(capsys):
         assert capsys.readouterr().err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_the_time_limit_counts_the_learners_time_not_the_graders(tmp_path, monkeypatch):
     # The grader's own finite differences run between two answers of the child: however long they take, they
     # are not the learner's time (made slow here: 2.5 s a case, past the whole limit of 2 s before the second

@@ -125,6 +125,7 @@ def test_a_confined_process_reads_and_writes_only_what_it_is_given(class_folder,
         assert seen["signal"] == "PermissionError", seen
 
 
+@pytest.mark.slow
 @needs_landlock
 @pytest.mark.skipif(not running_as_root() or shutil.which("setpriv") is None or shutil.which("unshare") is None,
                     reason="drops CAP_SYS_ADMIN from a root grader with util-linux's setpriv (as a default "

@@ -43,6 +43,7 @@ OWN = honest_work(["gru_step_backward"])
 GRU = ["--only", "gru_step_backward"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, says", [
     (PASTED, "of its code is in npseq.functional.recurrent.gru_step_backward (what tutorial 03 prints)"),
     (IMPORTED, "called while graded: npseq.functional.recurrent.gru_step_backward"),

@@ -49,6 +49,7 @@ def test_a_seed_keeps_every_shape_and_changes_every_number():
             assert all((again[name] == _arrays(case.make_inputs(7))[name]).all() for name in floats)  # a seed is a seed
 
 
+@pytest.mark.slow
 def test_two_students_handouts_grade_on_numbers_of_their_own(tmp_path, capsys):
     reports = {}
     for student in ("alice@uni.example", "bob@uni.example"):
@@ -73,6 +74,7 @@ def test_two_students_handouts_grade_on_numbers_of_their_own(tmp_path, capsys):
     assert all(grade_file(right, only=[LSTM], seed=seed).ok for seed in (0, 1, student_seed("carol", SECRET)))
 
 
+@pytest.mark.slow
 def test_the_skeleton_run_as_a_script_uses_its_seed(tmp_path, capsys):
     out = tmp_path / "hand"
     assert main(["exercises", "--out", str(out), "--only", LSTM, "--seed", "12345"]) == 0

@@ -22,6 +22,7 @@ def planted(tmp_path, old, new, name="learner.py"):
     return path
 
 
+@pytest.mark.slow
 def test_every_exercise_can_be_solved_from_its_docstring_without_npseq_backward(tmp_path):
     path = tmp_path / "backprop_solutions.py"
     path.write_text(SOLUTIONS)
@@ -86,6 +87,7 @@ def test_a_loss_averaged_over_valid_steps_instead_of_n_is_caught(tmp_path):
     assert loss.rows_for("loss")[1].ok  # N=1 T=1 with its one step valid: the same number
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SEQUENCE_NAMES)
 def test_the_skeleton_leaves_each_sequence_exercise_to_the_learner(name):
     function = grade_file(SKELETON, only=[name])[name]

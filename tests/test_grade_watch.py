@@ -93,6 +93,7 @@ def write(tmp_path, source, name="learner.py"):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, says", [
     (UNWRAPPED, CALLED),
     (CLEARED, CALLED),

@@ -112,6 +112,7 @@ def graded(tmp_path_factory):
     return reports
 
 
+@pytest.mark.slow
 def test_a_correct_submission_scores_every_point_one_test_per_case(graded):
     data = results(graded["correct"], SCORING)
     validate(data, SCORING)
@@ -437,6 +438,7 @@ def _hostile(root: pathlib.Path) -> str:
             "os._exit(0)\n")
 
 
+@pytest.mark.slow
 def test_round_trip_the_zip_installs_in_a_fresh_environment_and_grades_each_kind_of_submission(tmp_path, capsys):
     bundle = tmp_path / "made" / "autograder.zip"
     assert npseq_main(["exercises", "--gradescope", str(bundle), "--points", "rnn_step_backward=2", "--hidden",

@@ -86,6 +86,7 @@ def _disguised(source: str) -> str:
     return re.sub(r"(    dWx = [^\n]*\n)(    dbx = [^\n]*\n)", r"\2\1", source)
 
 
+@pytest.mark.slow
 def test_a_class_where_two_students_share_a_disguised_solution_shows_the_pair(tmp_path):
     alice = (HONEST / "gru_step_backward" / "einsum_blocks.py").read_text()
     bob = _disguised(alice)
@@ -130,6 +131,7 @@ def _measure():
     return module.measure()
 
 
+@pytest.mark.slow
 def test_the_corpus_rates_hold_no_honest_function_flagged_nine_copies_in_ten_found():
     measured = _measure()
     honest, copies, pairs = measured["honest"], measured["copies"], measured["pairs"]
@@ -140,6 +142,7 @@ def test_the_corpus_rates_hold_no_honest_function_flagged_nine_copies_in_ten_fou
     assert len(judged) >= 40 and sum(check.copied for check in judged) >= 0.9 * len(judged)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(HONEST.glob("*/*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_honest_solution_of_the_corpus_is_correct(path):
     name = path.parent.name

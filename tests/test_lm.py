@@ -430,6 +430,7 @@ def test_unigram_formula_and_errors():
 
 
 # ------------------------------------------------------------------ example
+@pytest.mark.slow
 def test_char_lm_example_runs_in_a_fast_setting(capsys):
     spec = importlib.util.spec_from_file_location("char_lm", EXAMPLE)
     example = importlib.util.module_from_spec(spec)

@@ -11,6 +11,7 @@ import pytest
 from loss_curve_runs import NUM_STEPS, RUNS, SAVED, loss_curve
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_the_loss_curve_is_the_saved_one(name):
     saved = json.loads(SAVED.read_text(encoding="utf-8"))[name]

@@ -2,6 +2,8 @@
 import importlib.util
 import pathlib
 
+import pytest
+
 from npseq.course.report import CaseProblem, FunctionGrade, TensorGrade
 from npseq.course.sheet import EXERCISE_BY_NAME
 
@@ -15,6 +17,7 @@ def _module():
     return module
 
 
+@pytest.mark.slow
 def test_every_edit_of_the_chain_and_transformer_sets_is_detected_and_located():
     measured = _module().measure(["chain", "transformer"])
     for counts in measured.values():

@@ -45,6 +45,7 @@ def batch(seed=0, n=3, s=4, t=3):
 
 
 # -------------------------------------------------------------- gradients
+@pytest.mark.slow
 @pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_whole_model_gradients(decoder, cell):
@@ -59,6 +60,7 @@ def test_whole_model_gradients(decoder, cell):
     assert report.ok, report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder, cell", [("bahdanau", "gru"), ("luong-general", "lstm"), ("plain", "lstm")])
 def test_bidirectional_encoder_gradients(decoder, cell):
     model = build(decoder, cell, bidirectional=True)
@@ -191,6 +193,7 @@ class _LastStepsCut(npseq.nn.Module):
         return self.model.backward(dlogits)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder, cell", [("bahdanau", "gru"), ("bahdanau", "lstm"), ("plain", "rnn")])
 @pytest.mark.parametrize("keep", [0, 1, 3])
 def test_the_steps_without_gradient_are_skipped_exactly(decoder, cell, keep, monkeypatch):
@@ -285,6 +288,7 @@ def test_packed_rows_stop_each_row_at_its_own_end():
     assert final.step == 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder, cell", [("bahdanau", "gru"), ("luong-general", "lstm"), ("plain", "rnn")])
 def test_packed_target_rows_gradients(decoder, cell):
     model = build(decoder, cell)

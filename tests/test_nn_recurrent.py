@@ -42,6 +42,7 @@ def as_parts(state):
 
 
 # ---------------------------------------------------------------- finite differences
+@pytest.mark.slow
 @pytest.mark.parametrize("name,kwargs", VARIANTS, ids=IDS)
 def test_gradcheck_stacked_bidirectional_padded_with_initial_state(name, kwargs):
     module = make(name, kwargs).train()

@@ -38,6 +38,7 @@ def random_grads(rng, params, dtype=np.float64):
     return [rng.standard_normal(param.shape).astype(dtype) for param in params]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls, torch_name, kwargs", CONFIGS, ids=IDS)
 def test_matches_torch_over_five_steps(cls, torch_name, kwargs):
     torch = require("torch")

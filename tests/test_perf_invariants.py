@@ -114,6 +114,7 @@ def peak_of_a_training_step(num_steps):
     return peak - start, end - start
 
 
+@pytest.mark.slow
 def test_a_training_step_releases_its_caches_and_its_peak_memory_is_linear_in_T():
     (p8, left8), (p16, left16), (p32, left32) = (peak_of_a_training_step(t) for t in (8, 16, 32))
     # linear in T: each doubling adds about twice what the previous one added (quadratic: four times)

@@ -253,6 +253,7 @@ def test_a_registered_score_drives_the_attention_layers(diagonal):
         ScoredAttention(diagonal, 4, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attention", ["global", "local-m"])
 def test_a_registered_score_trains_in_luongs_decoder(diagonal, attention):
     model = build_seq2seq(6, 5, decoder="luong", score=diagonal, attention=attention, cell="gru", embed_size=3,

@@ -29,6 +29,7 @@ def batch(seed=0, n=3, s=5, t=4):
 
 
 # ------------------------------------------------------------------- gradients
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [name for name in REGISTRY if "Transformer" in name])
 def test_registered_transformer_gradient_checks_pass(name):
     report = REGISTRY[name](np.random.default_rng([0, list(REGISTRY).index(name)]))

@@ -70,6 +70,7 @@ def test_tutorial_is_a_percent_notebook_with_exercises(path):
     assert items, f"{path.name}: the Exercises cell has no list items"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", as_scripts(), ids=lambda p: p.name)
 def test_tutorial_runs_in_fast_mode(path, tmp_path):
     figures = tmp_path / "figures"

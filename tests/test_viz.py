@@ -263,6 +263,7 @@ def test_import_npseq_does_not_import_matplotlib():
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mplbackend", [None, "TkAgg"])
 def test_plots_work_without_a_display(tmp_path, mplbackend):
     env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "DISPLAY", "WAYLAND_DISPLAY")}

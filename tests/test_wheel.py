@@ -77,6 +77,7 @@ class Installed(NamedTuple):
         return result
 
 
+@pytest.mark.slow
 def test_the_wheel_installs_and_runs_outside_the_repository(tmp_path):
     index = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
     if not _index_answers(index):
