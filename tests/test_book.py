@@ -108,6 +108,14 @@ def test_no_page_loads_anything_from_the_network(site):
     assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
 
 
+def test_no_page_shows_a_path_of_the_machine_that_built_it(site):
+    """A cell ending in ``show(path)`` once printed the figure's absolute path under it, in the build folder."""
+    built = [str(ROOT), str(site.parent), ".doctrees", "npseq-figures"]
+    found = [f"{path.relative_to(site)}: {where}" for path in site.rglob("*.html")
+             for where in built if where in path.read_text("utf-8")]
+    assert not found, "\n".join(found[:20])
+
+
 def test_every_tutorial_is_a_page_in_chapter_order(site):
     tutorials = sorted(p.name for p in (ROOT / "tutorials").glob("[0-9][0-9]_*.py"))
     assert tutorials[0].startswith("00_") and tutorials[-1].startswith("10_")

@@ -177,3 +177,16 @@ def test_in_a_notebook_equations_are_markdown_maths(common):
     doc = "Step.\n\n.. math::\n    a &= b \\\\\n    c &= d\n\nwith :math:`x_t` and ``code``."
     assert common.rest_to_markdown(doc) == ("Step.\n\n$$\\begin{aligned}a &= b \\\\ c &= d\\end{aligned}$$\n\n"
                                             "with $x_t$ and `code`.")
+
+
+def test_show_leaves_no_path_under_a_figure(common, capsys, monkeypatch, tmp_path):
+    """A cell ending in ``show(path)`` printed its return value, the figure's absolute path, under the figure."""
+    picture = tmp_path / "figure.png"
+    picture.write_bytes(b"")
+    shown = []
+    monkeypatch.setattr(common, "in_notebook", lambda: True)
+    monkeypatch.setitem(sys.modules, "IPython.display", type(sys)("IPython.display"))
+    sys.modules["IPython.display"].Image = lambda filename: filename
+    sys.modules["IPython.display"].display = shown.append
+    assert common.show(picture) is None and shown == [str(picture)]
+    assert capsys.readouterr().out == ""

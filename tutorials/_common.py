@@ -42,15 +42,18 @@ def figure_path(name: str) -> str:
     return str(FIGURES / name)
 
 
-def show(path) -> str:
-    """Display the PNG at ``path`` inline when running in a Jupyter kernel; otherwise print its path."""
+def show(path) -> None:
+    """Display the PNG at ``path`` inline when running in a Jupyter kernel; otherwise print its path.
+
+    It returns nothing: a cell ending in ``show(path)`` would otherwise print its value under the figure, a path of
+    the machine that ran it.
+    """
     path = str(path)
     if in_notebook():
         from IPython.display import Image, display
         display(Image(filename=path))
     else:
         print(f"figure: {path}")
-    return path
 
 
 def in_notebook() -> bool:
