@@ -70,6 +70,42 @@ def test_tutorial_is_a_percent_notebook_with_exercises(path):
     assert items, f"{path.name}: the Exercises cell has no list items"
 
 
+CLAIMS = {
+    # What a figure of a trained model shows, as the number the tutorial prints beside it (what, the printed line,
+    # the least it may print). Held in fast mode, the mode the book is built in, so that no figure of the book goes
+    # back to noise unnoticed (06's maps once did: vertical stripes under a paragraph on monotone bands).
+    "06_attention.py": [
+        ("numbers: a monotone band", r"^numbers\s+monotone steps (\d+)%", 90),
+        ("dates, year first: the year read on the year", r"^dates, year first .* put (\d+)% .*positions 0-3 of", 80),
+        ("dates, year last: the year read on the year", r"^dates, year last .* put (\d+)% ", 80),
+        ("dates, year last: the year at the source's end", r"^dates, year last .* positions (\d+)-\d+ of", 5),
+        ("reverse: the anti-diagonal", r"^reverse\s+weight on the reversal or one position to its right (\d+)%", 70),
+        ("Bahdanau, 8 tokens: soft, reaching one to the right", r"^Bahdanau, 8 tokens .* to its right (\d+)%", 25),
+        ("Luong, 8 tokens: sharp on the reversal", r"^Luong, 8 tokens\s+weight on the exact reversal (\d+)%", 70),
+        ("Luong, 10 tokens: sharp on the reversal", r"^Luong, 10 tokens\s+weight on the exact reversal (\d+)%", 70),
+    ],
+}
+
+
+def unmet_claims(name: str, printed: str) -> list:
+    """The claims of :data:`CLAIMS` for tutorial ``name`` that what it ``printed`` does not hold."""
+    unmet = []
+    for what, pattern, least in CLAIMS.get(name, ()):
+        found = re.findall(pattern, printed, flags=re.MULTILINE)
+        if len(found) != 1 or int(found[0]) < least:
+            unmet.append(f"{what}: expected one line {pattern!r} printing at least {least}, got {found}")
+    return unmet
+
+
+def test_every_claim_is_a_line_its_tutorial_prints():
+    """Cheap, and always run: a print reworded in a tutorial must be followed here."""
+    for name, claims in CLAIMS.items():
+        source = (TUTORIALS_DIR / name).read_text(encoding="utf-8")
+        for what, pattern, _ in claims:
+            words = re.sub(r"\\[sd]|[()+*^%\\]|\.\*|\d-\d", " ", pattern).split()
+            assert all(word in source for word in words if word.isalpha()), (name, what)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", as_scripts(), ids=lambda p: p.name)
 def test_tutorial_runs_in_fast_mode(path, tmp_path):
@@ -88,6 +124,8 @@ def test_tutorial_runs_in_fast_mode(path, tmp_path):
     left = RAW_TEX.search(result.stdout)
     assert left is None, (f"{path.name}: a script prints plain text, but LaTeX or reST maths was left in its "
                           f"output: ...{result.stdout[max(0, left.start() - 200):left.end() + 100]}...")
+    unmet = unmet_claims(path.name, result.stdout)
+    assert not unmet, f"{path.name}: a figure no longer shows what its text says:\n" + "\n".join(unmet)
     pngs = sorted(figures.glob("**/*.png"))
     assert pngs, f"{path.name}: wrote no PNG into NPSEQ_FIGURES ({figures})"
     for png in pngs:

@@ -372,8 +372,9 @@ assert report.ok
 # `evaluate_translations` and `translate` (in `npseq.decode`) are what the `npseq` command uses too.
 
 # %%
-NUM_EXAMPLES = 1200 if FAST else None  # None: the whole task (10,000 pairs)
-EPOCHS = {"numbers": 2, "dates": 2, "reverse": 2} if FAST else {"numbers": 6, "dates": 8, "reverse": 10}
+# Fast mode trains less, but enough for the maps to show their pattern (about 98% exact match or more).
+NUM_EXAMPLES = 8000 if FAST else None  # None: the whole task (10,000 pairs)
+EPOCHS = {"numbers": 4, "dates": 5, "reverse": 5} if FAST else {"numbers": 6, "dates": 8, "reverse": 10}
 LR = 0.003
 
 
@@ -402,6 +403,26 @@ def panel(model, corpus, sentence, title):
     return translation.result.attention, translation.source_tokens, translation.attention_rows, title
 
 
+def monotone_share(weights):
+    """The share of output steps whose most attended source position is at or after the previous step's."""
+    peaks = weights.argmax(axis=1)
+    return float(np.mean(peaks[1:] >= peaks[:-1]))
+
+
+def reversal_mass(weights, shift=0):
+    """The mean attention weight that output t of a reversal puts on source position S - 1 - t + shift
+    (rows and columns are the S tokens and then <eos>; its row is left out)."""
+    tokens = weights.shape[1] - 1
+    return float(np.mean([weights[t, tokens - 1 - t + shift] for t in range(tokens)
+                          if 0 <= tokens - 1 - t + shift <= tokens]))
+
+
+def year_weight(weights, source, output):
+    """(the weight the output's four year digits put on the year's digits in the source, where those start)."""
+    start = next(i for i in range(len(source) - 3) if source[i:i + 4] == output[:4])
+    return float(weights[:4, start:start + 4].sum(axis=1).mean()), start
+
+
 def first_source(corpus, pattern):
     """The first test source whose text matches the regular expression ``pattern``."""
     texts = [corpus.text.detokenize_source(src) for src, _ in corpus.test_pairs]
@@ -423,11 +444,23 @@ panels = [
 path = show_attention_grid(panels, figure_path("06_attention_three_tasks.png"), ncols=2,
                            suptitle="Bahdanau attention on unseen test examples (rows: outputs, columns: source)")
 show(path)
+for weights, source, output, title in panels:
+    if title == "numbers":
+        print(f"{title:18} monotone steps {monotone_share(weights):.0%}")
+    elif title == "reverse":
+        print(f"{title:18} weight on the reversal or one position to its right "
+              f"{reversal_mass(weights) + reversal_mass(weights, 1):.0%}")
+    else:
+        weight, start = year_weight(weights, source, output)
+        print(f"{title:18} the year's output digits put {weight:.0%} of their weight on the source's year, "
+              f"positions {start}-{start + 3} of {len(source)}")
 
 # %% [markdown]
 # Read each map row by row: row $t$ is the distribution $\alpha_{t\cdot}$ that produced output
-# token $t$. (In fast mode the models have barely trained and the maps are mostly
-# noise; run the tutorial without `NPSEQ_FAST` for the maps discussed here.)
+# token $t$. The lines under the maps measure what the eye sees: for `numbers` the share of
+# steps whose most attended position is at or after the previous step's (a monotone
+# alignment has all of them), for the dates where the year's digits look, and for
+# `reverse` the weight on the anti-diagonal.
 #
 # * **numbers**: a monotone band. A French word reads the English word it translates or
 #   the position just after it (why the next position also works is explained under
@@ -481,6 +514,9 @@ grid = [panel(model, corpus, sentence, f"{name}, {len(sentence.split())} tokens"
 path = show_attention_grid(grid, figure_path("06_luong_vs_bahdanau_attention.png"), ncols=2,
                            suptitle="reverse: Bahdanau (left) and Luong (right)")
 show(path)
+for weights, _, _, title in grid:
+    print(f"{title:22} weight on the exact reversal {reversal_mass(weights):.0%}, "
+          f"one position to its right {reversal_mass(weights, 1):.0%}")
 
 # %% [markdown]
 # Both decoders learn the task and both draw an anti-diagonal, but they differ in how
@@ -488,8 +524,9 @@ show(path)
 # written, so it knows exactly which source position comes next; its maps are sharp
 # and sit on the exact reversal. Bahdanau's query $s_{t-1}$ must choose the position
 # before reading $y_{t-1}$; its maps are softer, spread over the right column and its
-# neighbour to the right, whose encoder state still carries the same token. Compare
-# the numbers printed above. In the full run the Bahdanau model reached a training cross-entropy
+# neighbour to the right, whose encoder state still carries the same token: the lines under
+# the maps give the weight each puts on the exact reversal and one position to its right.
+# Compare the numbers printed above. In the full run the Bahdanau model reached a training cross-entropy
 # of 0.0013 and an exact match of 100.0%, Luong's 0.0142 and 98.8%: the model with the
 # blurrier maps is the better one here. Sharp maps are not the same thing as a better model:
 # the maps show *how* a model solved the task, not how well. (Whether the ranking survives a
@@ -553,8 +590,8 @@ path = show_attention_grid(grid, figure_path("06_local_attention.png"), ncols=3,
 show(path)
 
 # %% [markdown]
-# Grey cells are positions a step could not see. The exact matches are printed above; in
-# fast mode the models have barely trained. In the full run (seed 0, 6 epochs on
+# Grey cells are positions a step could not see. The exact matches are printed above (fast
+# mode trains on fewer examples and epochs than the full run). In the full run (seed 0, 6 epochs on
 # `numbers`, 10 on `reverse`, every model on its own batch stream) they were:
 #
 # | task | global | local-m | local-p |
@@ -565,10 +602,11 @@ show(path)
 # * On **numbers** global and local-m are as good as each other. The alignment is close to
 #   monotone, so local-m's band $|s - t| \le 2$ covers the word a French token needs even
 #   though French runs a little longer than English (`quatre - vingt - dix` is five tokens
-#   for `ninety`). local-p falls far behind: it must *learn* where to look, through the
-#   Gaussian's gradient alone, and in 6 epochs it has not. On the example drawn above its
-#   window runs ahead to `six` and stays there, so the words after it are left to the
-#   recurrent state, as in a plain encoder-decoder.
+#   for `ninety`). local-p is the fragile one: it must *learn* where to look, through the
+#   Gaussian's gradient alone. In the full run, in 6 epochs, it had not: its window ran ahead
+#   of the words it needed and stayed there, leaving them to the recurrent state, as in a
+#   plain encoder-decoder. Whether it finds the alignment depends on the run: fast mode's
+#   shorter run, printed above, may well have found it (compare its map with local-m's).
 # * On **reverse** the source position that step $t$ needs is $S_n - 1 - t$. local-m's
 #   window sits on the diagonal, so it sees the right token only near the middle of the
 #   sequence; whatever it gets right elsewhere, it must carry in the recurrent state, as a
@@ -579,7 +617,7 @@ show(path)
 # So a window helps when the alignment is predictable: it costs $O(D)$ instead of $O(S)$
 # per step and cannot spread its weight over distant positions. It hurts when its
 # assumption is wrong (local-m on a reordering task), or while a predicted window has not
-# yet learned where to go (local-p on `numbers` here). Luong et al. found local-p the
+# yet learned where to go (local-p on `numbers` in the full run). Luong et al. found local-p the
 # best of their attentions on English-German, where sentences are long and alignments
 # mostly monotone with local reordering.
 #
