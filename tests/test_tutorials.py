@@ -84,6 +84,15 @@ CLAIMS = {
         ("Luong, 8 tokens: sharp on the reversal", r"^Luong, 8 tokens\s+weight on the exact reversal (\d+)%", 70),
         ("Luong, 10 tokens: sharp on the reversal", r"^Luong, 10 tokens\s+weight on the exact reversal (\d+)%", 70),
     ],
+    "09_transformer.py": [
+        ("reverse, Bahdanau: the anti-diagonal", r"^  weight on the reversal or one position to its right: Bahdanau "
+                                                r"(\d+)%", 70),
+        ("reverse, the last block averaged: as sharp", r"^  weight on the reversal .* the last block's heads averaged "
+                                                     r"(\d+)%", 70),
+        *[(f"reverse, block 2, head {head}: the anti-diagonal", r"^  weight on the reversal[^\n]*\n.*\n  block 2, "
+           r"heads 1-4: " + r"\d+%, " * (head - 1) + r"(\d+)%", 60) for head in range(1, 5)],
+        ("dates, Bahdanau: the year on the year", r"^  weight of the year's output digits .*: Bahdanau (\d+)%", 80),
+    ],
 }
 
 
