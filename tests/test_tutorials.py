@@ -133,6 +133,10 @@ def test_tutorial_runs_in_fast_mode(path, tmp_path):
     left = RAW_TEX.search(result.stdout)
     assert left is None, (f"{path.name}: a script prints plain text, but LaTeX or reST maths was left in its "
                           f"output: ...{result.stdout[max(0, left.start() - 200):left.end() + 100]}...")
+    here = [str(tmp_path), str(TUTORIALS_DIR.parent)]  # a script names its figures; nothing else names a folder
+    leaked = [line for line in result.stdout.splitlines()
+              if not line.startswith("figure: ") and any(folder in line for folder in here)]
+    assert not leaked, f"{path.name} printed a path of this machine (a book page would show it): {leaked[:3]}"
     unmet = unmet_claims(path.name, result.stdout)
     assert not unmet, f"{path.name}: a figure no longer shows what its text says:\n" + "\n".join(unmet)
     pngs = sorted(figures.glob("**/*.png"))

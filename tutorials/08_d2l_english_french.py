@@ -55,11 +55,13 @@ except NameError:
     HERE = pathlib.Path.cwd()  # in Jupyter or VS Code the notebook's folder is the working directory
 FRA = pathlib.Path(FRA_PATH or find_dataset("fra-eng") or HERE / "fra.txt")  # find_dataset: NPSEQ_FRA, the cache
 HAVE_DATA = FRA.is_file()
+# The corpus is named, not its path: a page or a notebook should not show the folders of the machine that ran it.
 if HAVE_DATA:
-    print(f"corpus: {FRA}")
+    print(f"corpus: {FRA.name} found")
 else:
-    print(f"NO CORPUS: {FRA} does not exist. The training, translation and attention cells will be skipped.\n"
-          f"To run them, {how_to_get('fra-eng')}, or set FRA_PATH in the first cell.")
+    print("NO CORPUS: fra.txt is neither at FRA_PATH, nor in npseq's cache (or NPSEQ_FRA), nor in this folder. "
+          f"The training, translation and attention cells will be skipped.\nTo run them, {how_to_get('fra-eng')}, "
+          "or set FRA_PATH in the first cell.")
 
 # %% [markdown]
 # ## d2l's settings
