@@ -283,6 +283,14 @@ def test_from_and_url_exclude_each_other_and_from_must_exist(home, tmp_path, cap
         datasets.fetch_dataset("deu-eng")
 
 
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "data:,hello", "ftp://example.org/fra-eng.zip"])
+def test_a_url_that_is_not_http_is_one_line_and_nothing_is_kept(home, capsys, url):
+    # urllib opens file: and data: URLs too, and their answers lack what an HTTP response has: a traceback
+    assert main(["data", "fetch", "fra-eng", "--url", url, "--deadline", "3", "--no-progress"]) == 2
+    assert f"url: expected an http(s) URL, got {url!r}" in one_line_error(capsys)
+    assert cache_files(home) == []
+
+
 # ------------------------------------------------------------- finding it again
 def test_train_finds_the_dataset_by_name_after_from_file(home, tmp_path, capsys):
     text = tmp_path / "fra.txt"

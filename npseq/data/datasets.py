@@ -294,6 +294,10 @@ def _download(url: str, path: Path, progress: bool, name: str, deadline: float =
     """
     # Imported here, not at the top: every `npseq` command and `import npseq.data` load this module, few download.
     import http.client
+    import urllib.parse
+    if urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):  # file: and data: answer differently
+        raise InvalidValueError(f"url: expected an http(s) URL, got {url!r}; a file you have is registered with "
+                                f"`npseq data fetch {name} --from FILE`")
 
     from tqdm.auto import tqdm
     digest = hashlib.sha1()
