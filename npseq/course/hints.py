@@ -24,16 +24,17 @@ SECTION_OF_LEVEL = {"structure": "Structure:", "equations": "Hints:"}
 """The docstring section each level adds to the one below it."""
 
 
-def check_level(level: str, field: str = "hints") -> None:
-    """Raise ``ValueError`` naming ``field`` unless ``level`` is one of :data:`HINT_LEVELS`."""
+def check_level(level: str) -> None:
+    """Raise ``ValueError`` naming ``hints`` unless ``level`` is one of :data:`HINT_LEVELS`."""
     if level not in HINT_LEVELS:
-        raise ValueError(f"{field}: expected one of {list(HINT_LEVELS)}, got {level!r}")
+        raise ValueError(f"hints: expected one of {list(HINT_LEVELS)}, got {level!r}")
 
 
-def _hidden_sections(level: str) -> set:
-    """The section headers a hand-out at ``level`` leaves out."""
+def _shown_sections(level: str) -> set:
+    """The section headers a hand-out at ``level`` shows: those of its level and the levels below it."""
+    check_level(level)
     shown = HINT_LEVELS[:HINT_LEVELS.index(level) + 1]
-    return {header for name, header in SECTION_OF_LEVEL.items() if name not in shown}
+    return {header for name, header in SECTION_OF_LEVEL.items() if name in shown}
 
 
 def at_level(source: str, level: str) -> str:
@@ -42,12 +43,10 @@ def at_level(source: str, level: str) -> str:
     A section runs from its header line (``Structure:``, ``Hints:``) to the next header of a
     level or the docstring's closing quotes.
     """
-    check_level(level)
-    hidden, headers = _hidden_sections(level), set(SECTION_OF_LEVEL.values())
-    kept, skipping = [], False
+    shown, kept, skipping = _shown_sections(level), [], False
     for line in source.splitlines(keepends=True):
-        if line.strip() in headers:
-            skipping = line.strip() in hidden
+        if line.strip() in SECTION_OF_LEVEL.values():
+            skipping = line.strip() not in shown
         elif line.strip() == '"""':
             skipping = False
         if not skipping:
@@ -57,10 +56,7 @@ def at_level(source: str, level: str) -> str:
 
 def hint_text(docstring: str, level: str) -> str:
     """The hint sections of ``docstring`` that a hand-out at ``level`` shows, headers included; ``""`` for none."""
-    check_level(level)
-    shown = {header for name, header in SECTION_OF_LEVEL.items()
-             if HINT_LEVELS.index(name) <= HINT_LEVELS.index(level)}
-    kept, keeping = [], False
+    shown, kept, keeping = _shown_sections(level), [], False
     for line in docstring.splitlines():
         if line.strip() in SECTION_OF_LEVEL.values():
             keeping = line.strip() in shown
