@@ -18,6 +18,7 @@ from .metrics import corpus_bleu, exact_match
 from .models.captioning import CaptioningRNN
 from .nn import CELL_GATES, MaskedSoftmaxCELoss, make_rnn_parameters
 from .optim import Adam, clip_grad_norm
+from .viz import show_captioned_images
 
 __all__ = ["CAPTIONS_DEMO_SETTINGS", "CaptionScores", "CaptionsDemoRecord", "build_captioner", "train_captioner",
            "evaluate_captions", "run_captions_demo", "captions_demo_memory"]
@@ -140,7 +141,6 @@ def run_captions_demo(out: str, *, epochs: int | None = None, num_train: int | N
         num_shown: test scenes drawn in the PNG.
         on_epoch: called as ``on_epoch(epoch, loss)`` after each epoch.
     """
-    from .viz import show_captioned_images
     settings = dict(CAPTIONS_DEMO_SETTINGS)
     settings["epochs"] = epochs or settings["epochs"]
     settings["num_train"] = num_train or settings["num_train"]

@@ -52,13 +52,12 @@ import zipfile
 
 from . import __version__, backend
 from .data import Vocab
-from .errors import InvalidValueError, UserError
+from .errors import UserError
 from .models import build_seq2seq, check_seq2seq_config
 from .nn import Module
 from .optim import Optimizer
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "CheckpointError", "check_not_an_input", "check_save_path",
-           "is_npseq_checkpoint", "saved_training_run", "saved_training_settings", "collect_rng_states",
+__all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "CheckpointError", "is_npseq_checkpoint", "collect_rng_states",
            "load_checkpoint", "load_seq2seq", "restore_rng_states", "save_checkpoint", "seq2seq_from_checkpoint"]
 
 FORMAT = "npseq-checkpoint"
@@ -829,40 +828,6 @@ def load_seq2seq(path, *, rng: bool = True):
     return seq2seq_from_checkpoint(checkpoint, rng=rng), checkpoint
 
 
-# ------------------------------------------------------- runs of npseq train
-def check_not_an_input(flag: str, path: str, inputs: dict, hint: str = "") -> None:
-    """``path`` is none of the run's input files (``inputs`` maps their flags to their paths)."""
-    for input_flag, input_path in inputs.items():
-        if input_path and os.path.exists(path) and os.path.exists(input_path) and os.path.samefile(path, input_path):
-            raise InvalidValueError(f"{flag}: {path!r} is the {input_flag} file of this run; refusing to "
-                                    f"overwrite an input{hint}")
-
-
-def check_save_path(path: str, inputs: dict, force: bool, flag: str = "--save") -> None:
-    """Refuse a ``--save`` path where writing would destroy something the user did not mean to lose.
-
-    Refused (unless ``force``): one of the run's ``inputs``, something other than a regular
-    file (a folder, a device, a pipe, a link), or a regular file that is not an npseq
-    checkpoint (:func:`is_npseq_checkpoint`: its ``meta.json`` says so, a zip alone is not enough); one that
-    cannot be read raises its ``OSError`` (Permission denied). A folder that does not exist is an error even
-    with ``force``.
-    ``flag`` names the path in the errors (the option of ``npseq train`` by default).
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InvalidValueError(f"{flag}: the folder {folder!r} does not exist")
-    if not os.path.lexists(path) or force:
-        return
-    hint = "; pass --force to replace it anyway"
-    check_not_an_input(flag, path, inputs, hint)
-    if os.path.islink(path) or not os.path.isfile(path):
-        raise InvalidValueError(f"{flag}: {path!r} exists and is not a regular file; refusing to replace it{hint}")
-    _leading_bytes(path)  # a file that cannot be read fails with the machine's reason, not as one that is no checkpoint
-    if not is_npseq_checkpoint(path):
-        raise InvalidValueError(f"{flag}: {path!r} exists and is not an npseq checkpoint; refusing to replace "
-                                f"it{hint}")
-
-
 def is_npseq_checkpoint(path: str) -> bool:
     """Whether ``path`` is an archive whose ``meta.json`` names npseq's checkpoint :data:`FORMAT`.
 
@@ -883,83 +848,3 @@ def is_npseq_checkpoint(path: str) -> bool:
             RecursionError):
         return False
     return isinstance(meta, dict) and meta.get("format") == FORMAT
-
-
-def saved_training_run(checkpoint) -> dict:
-    """The run settings ``npseq train`` keeps in a checkpoint's ``extra``, validated with their limits.
-
-    Only the keys present are checked (a checkpoint written by the library may have none);
-    ``train --resume`` then asks for the ones it needs. Raises :class:`CheckpointError`.
-    """
-    from .data import TASKS
-    from .decode import MAX_DECODE_LEN
-    from .nn.loss import TRAINING_REDUCTIONS
-    from .optim import OPTIMIZERS
-    from .train import EpochProgress, History
-
-    def positive(value, cap=None):
-        return (not isinstance(value, bool) and isinstance(value, int) and value >= 1
-                and (cap is None or value <= cap))
-
-    def one_of(choices):
-        # a JSON list or object is no choice, and unhashable: ``[1] in OPTIMIZERS`` would raise TypeError
-        return lambda v: isinstance(v, str) and v in choices
-
-    number = (int, float)
-    rules = {
-        "task": (lambda v: v is None or one_of(TASKS)(v), f"null or one of {TASKS}"),
-        "data": (lambda v: v is None or isinstance(v, str), "null or a path"),
-        "num_steps": (lambda v: isinstance(v, list) and len(v) == 2 and all(positive(s, MAX_DECODE_LEN) for s in v),
-                      f"[source steps, target steps], each an int in [1, {MAX_DECODE_LEN}]"),
-        "num_examples": (lambda v: v is None or positive(v), "null or a positive int"),
-        "optimizer": (one_of(OPTIMIZERS), f"one of {tuple(OPTIMIZERS)}"),
-        "loss": (one_of(TRAINING_REDUCTIONS), f"one of {TRAINING_REDUCTIONS}"),
-        # Compared, not converted: float(10**400) overflows.
-        "clip": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v <= 2.0 ** 63,
-                 "a number in [0, 2**63]"),
-        "batch_size": (positive, "a positive int"),
-        "seed": (lambda v: not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2 ** 63, "an int >= 0"),
-        "held_out": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v < 1, "a number in [0, 1)"),
-    }
-    run = dict(checkpoint.extra)
-    for key, (ok, expected) in rules.items():
-        if key in run and not ok(run[key]):
-            raise CheckpointError(checkpoint.path, f"extra[{key!r}]: expected {expected}, got {run[key]!r:.60}")
-    try:
-        if "epoch_progress" in run:
-            run["epoch_progress"] = EpochProgress.from_dict(run["epoch_progress"])
-        run["history"] = History.from_dict(checkpoint.history) if checkpoint.history else History()
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(checkpoint.path, f"its training progress is malformed: {exc}") from None
-    return run
-
-
-def saved_training_settings(checkpoint, run: dict) -> dict:
-    """The value of every run-shaping setting of ``npseq train`` (its flags, by their names) in the run that
-    ``checkpoint`` saved, and ``held_out``, the share of a corpus file kept out of training; ``run`` is
-    :func:`saved_training_run`'s. Raises :class:`CheckpointError`."""
-    run_keys = ("num_steps", "num_examples", "optimizer", "loss", "clip", "batch_size", "seed")
-    model_keys = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score",
-                  "input_feeding")
-    config = checkpoint.config
-    lacking = [f"extra[{key!r}]" for key in run_keys if key not in run]
-    lacking += [f"config[{key!r}]" for key in model_keys if key not in config]
-    if "lr" not in (checkpoint.optimizer_state or {}):
-        lacking.append("an optimizer state with lr")
-    if lacking:
-        raise CheckpointError(checkpoint.path, f"was not written by npseq train (it lacks {', '.join(lacking)}), "
-                                               f"so it cannot be resumed")
-    lr = checkpoint.optimizer_state["lr"]
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
-        raise CheckpointError(checkpoint.path, f"its optimizer's lr: expected a positive number, got {lr!r:.40}")
-    flags = {key: config[key] for key in model_keys if key != "input_feeding"}
-    # Luong's local attention came later: a checkpoint without these keys used global attention.
-    flags.update(attention=config.get("attention", "global"), window=config.get("window", 2))
-    # So did the Transformer: a checkpoint without these keys holds a recurrent model.
-    flags.update(model=config.get("model", "rnn"), num_heads=config.get("num_heads", 4),
-                 ffn_num_hiddens=config.get("ffn_num_hiddens", 64))
-    flags.update({key: run[key] for key in run_keys if key != "num_steps"})
-    flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
-    # A corpus file's held-out share came later too: a checkpoint without it trained on the whole file.
-    flags.update(held_out=run.get("held_out", 0.0))
-    return flags

@@ -14,7 +14,10 @@ saving, so that a resumed run continues bit for bit::
     run.train(20)            # the same model as 20 epochs in one go
 
 The checkpoint also keeps the data's name and lengths, so that ``npseq translate`` can
-tokenise a new sentence as the training data was.
+tokenise a new sentence as the training data was: :func:`saved_training_run` reads those settings
+back, checked, and :func:`saved_training_settings` every flag a resumed run must agree with. The file
+format itself is :mod:`npseq.checkpoint`'s; what a run may write over is decided here
+(:func:`check_save_path`).
 """
 from __future__ import annotations
 
@@ -24,17 +27,10 @@ import re
 
 from . import backend
 from ._checks import MemoryEstimate, check_memory
-from .checkpoint import (
-    check_save_path,
-    load_checkpoint,
-    save_checkpoint,
-    saved_training_run,
-    saved_training_settings,
-    seq2seq_from_checkpoint,
-)
-from .data import FILE_HELD_OUT, TranslationData, load_translation_data, task_capacity
+from .checkpoint import CheckpointError, is_npseq_checkpoint, load_checkpoint, save_checkpoint, seq2seq_from_checkpoint
+from .data import FILE_HELD_OUT, TASKS, TranslationData, load_translation_data, task_capacity
 from .data.translation import TASK_EXAMPLE_BYTES
-from .decode import TranslationScores, evaluate_translations
+from .decode import MAX_DECODE_LEN, TranslationScores, evaluate_translations
 from .errors import InvalidTypeError, InvalidValueError, LimitError
 from .models import (
     DEMO_SETTINGS,
@@ -45,7 +41,8 @@ from .models import (
     estimate_seq2seq_memory,
 )
 from .nn import SCORES, MaskedSoftmaxCELoss
-from .optim import make_optimizer
+from .nn.loss import TRAINING_REDUCTIONS
+from .optim import OPTIMIZERS, make_optimizer
 from .train import EpochProgress, History, train_seq2seq
 
 # The settings that shape a run, by the names of npseq train's flags, and their defaults.
@@ -394,3 +391,112 @@ def demo_settings(task: str, model: str = "rnn", **settings) -> dict:
         chosen = dict(DEMO_SETTINGS, **DEMO_TRAINING)
         chosen["lr"] = DEMO_LEARNING_RATES.get(task, chosen["lr"])
     return {**chosen, **settings}
+
+
+# ------------------------------------------------------- what a run saves, and where
+def check_not_an_input(flag: str, path: str, inputs: dict, hint: str = "") -> None:
+    """``path`` is none of the run's input files (``inputs`` maps their flags to their paths)."""
+    for input_flag, input_path in inputs.items():
+        if input_path and os.path.exists(path) and os.path.exists(input_path) and os.path.samefile(path, input_path):
+            raise InvalidValueError(f"{flag}: {path!r} is the {input_flag} file of this run; refusing to "
+                                    f"overwrite an input{hint}")
+
+
+def check_save_path(path: str, inputs: dict, force: bool, flag: str = "--save") -> None:
+    """Refuse a ``--save`` path where writing would destroy something the user did not mean to lose.
+
+    Refused (unless ``force``): one of the run's ``inputs``, something other than a regular
+    file (a folder, a device, a pipe, a link), or a regular file that is not an npseq
+    checkpoint (:func:`is_npseq_checkpoint`: its ``meta.json`` says so, a zip alone is not enough); one that
+    cannot be read raises its ``OSError`` (Permission denied). A folder that does not exist is an error even
+    with ``force``.
+    ``flag`` names the path in the errors (the option of ``npseq train`` by default).
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InvalidValueError(f"{flag}: the folder {folder!r} does not exist")
+    if not os.path.lexists(path) or force:
+        return
+    hint = "; pass --force to replace it anyway"
+    check_not_an_input(flag, path, inputs, hint)
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise InvalidValueError(f"{flag}: {path!r} exists and is not a regular file; refusing to replace it{hint}")
+    with open(path, "rb"):  # a file that cannot be read fails with the machine's reason, not as no checkpoint
+        pass
+    if not is_npseq_checkpoint(path):
+        raise InvalidValueError(f"{flag}: {path!r} exists and is not an npseq checkpoint; refusing to replace "
+                                f"it{hint}")
+
+
+def saved_training_run(checkpoint) -> dict:
+    """The run settings ``npseq train`` keeps in a checkpoint's ``extra``, validated with their limits.
+
+    Only the keys present are checked (a checkpoint written by the library may have none);
+    ``train --resume`` then asks for the ones it needs. Raises :class:`CheckpointError`.
+    """
+    def positive(value, cap=None):
+        return (not isinstance(value, bool) and isinstance(value, int) and value >= 1
+                and (cap is None or value <= cap))
+
+    def one_of(choices):
+        # a JSON list or object is no choice, and unhashable: ``[1] in OPTIMIZERS`` would raise TypeError
+        return lambda v: isinstance(v, str) and v in choices
+
+    number = (int, float)
+    rules = {
+        "task": (lambda v: v is None or one_of(TASKS)(v), f"null or one of {TASKS}"),
+        "data": (lambda v: v is None or isinstance(v, str), "null or a path"),
+        "num_steps": (lambda v: isinstance(v, list) and len(v) == 2 and all(positive(s, MAX_DECODE_LEN) for s in v),
+                      f"[source steps, target steps], each an int in [1, {MAX_DECODE_LEN}]"),
+        "num_examples": (lambda v: v is None or positive(v), "null or a positive int"),
+        "optimizer": (one_of(OPTIMIZERS), f"one of {tuple(OPTIMIZERS)}"),
+        "loss": (one_of(TRAINING_REDUCTIONS), f"one of {TRAINING_REDUCTIONS}"),
+        # Compared, not converted: float(10**400) overflows.
+        "clip": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v <= 2.0 ** 63,
+                 "a number in [0, 2**63]"),
+        "batch_size": (positive, "a positive int"),
+        "seed": (lambda v: not isinstance(v, bool) and isinstance(v, int) and 0 <= v < 2 ** 63, "an int >= 0"),
+        "held_out": (lambda v: isinstance(v, number) and not isinstance(v, bool) and 0 <= v < 1, "a number in [0, 1)"),
+    }
+    run = dict(checkpoint.extra)
+    for key, (ok, expected) in rules.items():
+        if key in run and not ok(run[key]):
+            raise CheckpointError(checkpoint.path, f"extra[{key!r}]: expected {expected}, got {run[key]!r:.60}")
+    try:
+        if "epoch_progress" in run:
+            run["epoch_progress"] = EpochProgress.from_dict(run["epoch_progress"])
+        run["history"] = History.from_dict(checkpoint.history) if checkpoint.history else History()
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(checkpoint.path, f"its training progress is malformed: {exc}") from None
+    return run
+
+
+def saved_training_settings(checkpoint, run: dict) -> dict:
+    """The value of every run-shaping setting of ``npseq train`` (its flags, by their names) in the run that
+    ``checkpoint`` saved, and ``held_out``, the share of a corpus file kept out of training; ``run`` is
+    :func:`saved_training_run`'s. Raises :class:`CheckpointError`."""
+    run_keys = ("num_steps", "num_examples", "optimizer", "loss", "clip", "batch_size", "seed")
+    model_keys = ("decoder", "cell", "embed_size", "num_hiddens", "num_layers", "dropout", "bidirectional", "score",
+                  "input_feeding")
+    config = checkpoint.config
+    lacking = [f"extra[{key!r}]" for key in run_keys if key not in run]
+    lacking += [f"config[{key!r}]" for key in model_keys if key not in config]
+    if "lr" not in (checkpoint.optimizer_state or {}):
+        lacking.append("an optimizer state with lr")
+    if lacking:
+        raise CheckpointError(checkpoint.path, f"was not written by npseq train (it lacks {', '.join(lacking)}), "
+                                               f"so it cannot be resumed")
+    lr = checkpoint.optimizer_state["lr"]
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
+        raise CheckpointError(checkpoint.path, f"its optimizer's lr: expected a positive number, got {lr!r:.40}")
+    flags = {key: config[key] for key in model_keys if key != "input_feeding"}
+    # Luong's local attention came later: a checkpoint without these keys used global attention.
+    flags.update(attention=config.get("attention", "global"), window=config.get("window", 2))
+    # So did the Transformer: a checkpoint without these keys holds a recurrent model.
+    flags.update(model=config.get("model", "rnn"), num_heads=config.get("num_heads", 4),
+                 ffn_num_hiddens=config.get("ffn_num_hiddens", 64))
+    flags.update({key: run[key] for key in run_keys if key != "num_steps"})
+    flags.update(no_input_feeding=not config["input_feeding"], lr=lr, num_steps=tuple(run["num_steps"]))
+    # A corpus file's held-out share came later too: a checkpoint without it trained on the whole file.
+    flags.update(held_out=run.get("held_out", 0.0))
+    return flags

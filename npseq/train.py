@@ -9,6 +9,7 @@ import time
 
 from . import backend
 from ._checks import as_rng, check_count, check_token_ids, check_valid_lens
+from .data.lm import PARTITIONS
 from .errors import InvalidTypeError, InvalidValueError, TrainingDiverged
 from .functional import log_softmax_forward
 from .grad_mode import no_grad
@@ -310,7 +311,6 @@ class LMHistory:
 
 def _lm_partition(batches, partition):
     """The partition to train with: the argument, else the iterable's ``partition``; both must agree."""
-    from .data.lm import PARTITIONS
     declared = getattr(batches, "partition", None)
     if partition is None:
         partition = declared

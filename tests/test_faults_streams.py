@@ -178,8 +178,9 @@ def test_the_lines_before_a_line_past_the_cap_come_out_first():
 @pytest.mark.slow
 def test_translate_decodes_the_waiting_lines_together_with_the_same_output(checkpoint, tmp_path, monkeypatch,
                                                                             capsys):
-    from npseq.checkpoint import load_checkpoint, saved_training_run, seq2seq_from_checkpoint
+    from npseq.checkpoint import load_checkpoint, seq2seq_from_checkpoint
     from npseq.data.tasks import english_number
+    from npseq.runs import saved_training_run
     rng = np.random.default_rng(0)
     sentences = [english_number(int(n)) for n in rng.integers(0, 10_000, 300)]
     lines = tmp_path / "lines.txt"

@@ -219,7 +219,8 @@ class _Sentence:
 
 
 def run(args) -> int:
-    from ..checkpoint import check_not_an_input, load_checkpoint, saved_training_run, seq2seq_from_checkpoint
+    from ..checkpoint import load_checkpoint, seq2seq_from_checkpoint
+    from ..runs import check_not_an_input, saved_training_run
     from ..data import outside_task_format, source_tokens
     from ..data.translation import DEFAULT_FILE_STEPS
     from ..decode import translate_batch

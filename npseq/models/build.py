@@ -18,7 +18,7 @@ from ..nn.attention import SCORES
 from ..nn.recurrent import CELL_GATES, CELLS, make_rnn_parameters
 from .encoder_decoder import EncoderDecoder
 from .seq2seq import LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
-from .transformer import Transformer
+from .transformer import MAX_POSITIONS, Transformer
 
 DECODER_KINDS = ("plain", "bahdanau", "luong")
 # The model of `npseq demo` and the attention tutorials: one layer draws the clearest alignment on
@@ -187,7 +187,6 @@ def _seq2seq_counts(c: dict, batch: int, src_steps: int, tgt_steps: int) -> _Cou
         ffn = 2 * H * F + F + H
         parameters = ((V_src + V_tgt) * H + L * (attention + ffn + 4 * H) + L * (2 * attention + ffn + 6 * H)
                       + H * V_tgt + V_tgt)
-        from .transformer import MAX_POSITIONS
         # per block: projections, residuals and norms (~12 N x steps x H), the feed-forward's hidden layer twice,
         # and the attention scores and weights of every head
         encoder = L * (N * S * (12 * H + 2 * F) + 2 * N * heads * S * S)
