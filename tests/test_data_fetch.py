@@ -21,7 +21,7 @@ import pytest
 from data_cache import cache_files
 
 from npseq.cli import main
-from npseq.commands.arguments import data_file
+from npseq.commands.train import data_file
 from npseq.data import datasets
 from npseq.errors import InvalidValueError, LimitError
 

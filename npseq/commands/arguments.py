@@ -10,9 +10,6 @@ import math
 import os
 import sys
 
-from ..course.cases import student_seed
-from ..course.secret import course_secret
-from ..data.datasets import DatasetMissing, resolve_data
 from ..errors import UserError
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports after Ctrl-C
@@ -79,35 +76,6 @@ def existing_file(text):
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"no such file: {text}")
     return text
-
-
-def seed_or_student(parser, what: str) -> None:
-    """``--seed S`` or ``--student NAME`` (one of them): the variant of the cases' numbers, for ``what``."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--seed", type=seed, default=0,
-                       help=f"{what}: the cases' numbers (0, the default: the sheet's own; another: the same shapes, "
-                            "other numbers)")
-    group.add_argument("--student", metavar="NAME",
-                       help=f"{what}: the seed of this student's name or e-mail address and the course secret "
-                            "(as the autograder derives it; see the README's per-student numbers)")
-
-
-def chosen_seed(args, make_secret: bool = False) -> int:
-    """The seed ``--seed`` or ``--student`` gave; ``--student`` reads the course secret (makes it first with
-    ``make_secret``: a hand-out's command may, a grading may not, see :mod:`npseq.course.secret`)."""
-    if args.student is None:
-        return args.seed
-    if not args.student.strip():
-        raise UsageError("--student: expected a name or an e-mail address, got an empty string")
-    return student_seed(args.student, course_secret(create=make_secret))
-
-
-def data_file(text):
-    """An argparse type: ``--data``, a file or a dataset name (:func:`npseq.data.datasets.resolve_data`)."""
-    try:
-        return resolve_data(text)
-    except DatasetMissing as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def non_empty(what: str):

@@ -10,7 +10,6 @@ import zipfile
 from ..data.datasets import DATASETS, DEADLINE_S, MAX_DEADLINE_S, cached_file, fetch_dataset, tidy_cache
 from .arguments import existing_file, non_empty, positive, show_progress
 
-HELP = "download a dataset, check its SHA-1, unpack it into the cache"
 DESCRIPTION = ("Download a dataset npseq knows by name into the cache ($NPSEQ_DATA, default ~/.cache/npseq), "
                "check its SHA-1 as d2l's DATA_HUB does and unpack it; or register a copy you already have "
                "(--from FILE). Then `npseq train --data NAME` finds it. Datasets: "

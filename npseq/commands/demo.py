@@ -6,9 +6,15 @@ import os
 import shlex
 import time
 
+from .._checks import check_memory
+from ..captions_demo import CAPTIONS_DEMO_SETTINGS, captions_demo_memory, run_captions_demo
+from ..data import TASKS
+from ..decode import head_attention, translate
+from ..models import MODEL_KINDS
+from ..runs import TranslationRun, demo_epochs, demo_settings
+from ..viz import plot_history, show_heatmaps
 from .arguments import UsageError, folder_path, output_dir, positive, say, seed, show_progress
 
-HELP = "train a small attention translator (or a captioner) on built-in data and show it"
 DESCRIPTION = ("Train a Bahdanau-attention GRU (or a Transformer) on a built-in task, report test BLEU and exact "
                "match, print sample translations and draw the attention (a Transformer's: also per head and "
                "block); with --task captions, train a GRU captioner on synthetic scenes and draw them with their "
@@ -17,9 +23,6 @@ DESCRIPTION = ("Train a Bahdanau-attention GRU (or a Transformer) on a built-in 
 
 def add_arguments(parser) -> None:
     """The options of ``npseq demo``."""
-    from ..data import TASKS
-    from ..models import MODEL_KINDS
-    from ..runs import demo_epochs
     parser.add_argument("--task", choices=(*TASKS, "captions"), default="numbers",
                         help="a translation task, or 'captions': describe synthetic scenes")
     parser.add_argument("--model", choices=MODEL_KINDS, default="rnn",
@@ -43,9 +46,6 @@ def run(args) -> int:
             raise UsageError(f"--model {args.model}: the captions demo trains a GRU captioner, not a "
                              f"{args.model}; leave --model out with --task captions")
         return _captions(args)
-    from ..decode import translate
-    from ..runs import TranslationRun, demo_epochs, demo_settings
-    from ..viz import plot_history, show_heatmaps
     # as the user wrote it, so that the paths printed read as they typed them; a Transformer keeps its files apart
     # from the GRU's of the same task, so that trying one model never overwrites the other's
     out = os.path.join(args.out, args.task if args.model == "rnn" else f"{args.task}-{args.model}")
@@ -98,8 +98,6 @@ def run(args) -> int:
 
 
 def _captions(args) -> int:
-    from .._checks import check_memory
-    from ..captions_demo import CAPTIONS_DEMO_SETTINGS, captions_demo_memory, run_captions_demo
     if args.num_examples is not None:  # refused before a scene is drawn
         check_memory(f"--num-examples {args.num_examples}", captions_demo_memory(args.num_examples))
     out = os.path.join(args.out, args.task)  # as the user wrote it, like the translation demo's paths
@@ -126,8 +124,6 @@ def _captions(args) -> int:
 def _head_heatmaps(model, translation, corpus, path: str) -> str:
     """The cross-attention of every head of every decoder block for one greedy translation: one row of
     panels per block (the first map of the demo averages the last block's heads)."""
-    from ..decode import head_attention
-    from ..viz import show_heatmaps
     maps = head_attention(model, translation, corpus.src_vocab, corpus.tgt_vocab).cross
     layers, heads = maps.shape[:2]
     titles = [f"block {layer + 1}, head {head + 1}" for layer in range(layers) for head in range(heads)]

@@ -29,9 +29,9 @@ from ..course.secret import course_secret
 from ..course.sets import DEFAULT_SETS, SET_NAMES, SET_SUMMARIES
 from ..course.sheet import EXERCISE_BY_NAME, NAMES
 from ..errors import UserError
-from .arguments import UsageError, chosen_seed, new_file_path, positive, say, seed_or_student
+from .arguments import UsageError, new_file_path, positive, say
+from .course_options import chosen_seed, seed_or_student
 
-HELP = "write a hand-out of the backward exercises (and its Gradescope autograder)"
 DESCRIPTION = ("Write a hand-out of the backpropagation exercises: the skeleton file (or a notebook), a README "
                "with each exercise's equations, and the command that grades it (--out); and/or the Gradescope "
                "autograder zip that grades it (--gradescope).")

@@ -1,9 +1,8 @@
 """``npseq gradcheck``: every registered backward against finite differences; exit code 1 if one fails."""
 from __future__ import annotations
 
+from ..gradient_checks import REGISTRY, run_checks
 from .arguments import UsageError, say, seed
-
-HELP = "check every backward against finite differences"
 
 
 def add_arguments(parser) -> None:
@@ -32,7 +31,6 @@ def chosen_checks(names, registered) -> list:
 
 
 def run(args) -> int:
-    from ..gradient_checks import REGISTRY, run_checks
     if args.list:
         say("\n".join(REGISTRY))
         return 0

@@ -23,7 +23,8 @@ from ..course.gradescope import Scoring, is_results_file, results, unloadable, w
 from ..course.report import POLICIES
 from ..course.sheet import NAMES, SET_NAMES, graded_names
 from ..course.submission import SubmissionError
-from .arguments import UsageError, chosen_seed, new_file_path, positive, say, seed_or_student
+from .arguments import UsageError, new_file_path, positive, say
+from .course_options import chosen_seed, seed_or_student
 
 FORMATS = ("text", "json", "gradescope")
 
@@ -32,7 +33,6 @@ DEFAULT_JSON = "grades.json"
 CLASS_OPTIONS = ("jobs", "csv", "json", "force")
 """The options only a class takes (their defaults are None or False, so that a single file given one is told)."""
 
-HELP = "grade a learner's backward exercises against finite differences"
 DESCRIPTION = ("Grade the backward functions in a course exercise file (.py or .ipynb) against finite differences "
                "and npseq's own backward, each in a child process with a time limit. Exit code 0 when every "
                "function is correct, 1 when some are not, 2 when the file cannot be graded. Given a folder or "

@@ -1,9 +1,13 @@
 """``npseq lm``: a character (or word) language model trained on a text, then sampled from."""
 from __future__ import annotations
 
+from .._checks import check_memory
+from ..data import SeqDataLoader, load_corpus, preprocess_lm, split_corpus, tokenize_lm
+from ..models import MAX_LAYERS, MAX_UNITS, RNNLM, estimate_rnnlm_memory
+from ..optim import Adam
+from ..train import predict, train_lm
 from .arguments import UsageError, existing_file, number, positive, probability, say, seed, show_progress
 
-HELP = "train a character language model, then sample from it"
 # Each sampled token is one step of the model, and a sample is printed whole: a page of text is plenty.
 MAX_NUM_PREDS = 10_000
 MAX_SAMPLES = 100
@@ -11,7 +15,6 @@ MAX_SAMPLES = 100
 
 def add_arguments(parser) -> None:
     """The options of ``npseq lm``."""
-    from ..models import MAX_LAYERS, MAX_UNITS
     parser.add_argument("--data", type=existing_file, help="a UTF-8 text file (default: built-in prose)")
     parser.add_argument("--level", choices=["char", "word"], default="char")
     parser.add_argument("--max-tokens", type=positive(int), default=100_000)
@@ -35,11 +38,6 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from .._checks import check_memory
-    from ..data import SeqDataLoader, load_corpus, preprocess_lm, split_corpus, tokenize_lm
-    from ..models import RNNLM, estimate_rnnlm_memory
-    from ..optim import Adam
-    from ..train import predict, train_lm
     # The prompt is tokenised as the corpus is: characters, or words that predict() joins with spaces.
     prefix = args.prefix if args.level == "char" else tokenize_lm(preprocess_lm(args.prefix), "word")
     if not prefix:

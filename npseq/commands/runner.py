@@ -26,8 +26,19 @@ from .arguments import EXIT_INTERRUPTED, Parser, say
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
-COMMANDS = ("demo", "train", "translate", "lm", "gradcheck", "grade", "exercises", "data fetch", "tutorials")
-"""Every subcommand, in the order of ``npseq --help``; ``data fetch`` is the ``fetch`` action of ``data``."""
+COMMANDS = {
+    "demo": "train a small attention translator (or a captioner) on built-in data and show it",
+    "train": "train an encoder-decoder on a task or a corpus file",
+    "translate": "translate sentences with a saved model",
+    "lm": "train a character language model, then sample from it",
+    "gradcheck": "check every backward against finite differences",
+    "grade": "grade a learner's backward exercises against finite differences",
+    "exercises": "write a hand-out of the backward exercises (and its Gradescope autograder)",
+    "data fetch": "download a dataset, check its SHA-1, unpack it into the cache",
+    "tutorials": "write the tutorials as Jupyter notebooks (and run them)",
+}
+"""Every subcommand and its line in ``npseq --help``, in that order; ``data fetch`` is the ``fetch`` action of
+``data``. The lines live here, not in the commands' modules, so that listing the commands imports none of them."""
 
 
 def command_module(name: str):
@@ -35,9 +46,15 @@ def command_module(name: str):
     return importlib.import_module(f"{__package__}.{name.split()[0]}")
 
 
-def add_command(subparsers, name: str, module) -> None:
-    """Register a subcommand module: its ``HELP``, ``DESCRIPTION`` (if any), ``add_arguments`` and ``run``."""
-    subparser = subparsers.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", None))
+def add_command(subparsers, name: str, module=None) -> None:
+    """Register the subcommand ``name``: with its module, its ``DESCRIPTION`` (if any), ``add_arguments`` and
+    ``run``; without, only its name and help line, for a command that this command line does not run (its module,
+    and what the module imports, is never loaded)."""
+    help_line = COMMANDS[name] if name in COMMANDS else COMMANDS[f"data {name}"]
+    if module is None:
+        subparsers.add_parser(name, help=help_line)
+        return
+    subparser = subparsers.add_parser(name, help=help_line, description=getattr(module, "DESCRIPTION", None))
     module.add_arguments(subparser)
     subparser.set_defaults(run=module.run, command_parser=subparser)
 

@@ -2,13 +2,22 @@
 exactly (the run itself is :class:`npseq.runs.TranslationRun`)."""
 from __future__ import annotations
 
+import argparse
 import sys
 
+from ..data import TASKS
+from ..data.datasets import DatasetMissing, resolve_data
+from ..decode import MAX_DECODE_LEN
+from ..models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, MODEL_KINDS, LuongAttentionDecoder
+from ..nn import SCORES
+from ..nn.loss import TRAINING_REDUCTIONS
+from ..optim import OPTIMIZERS
+from ..runs import RUN_DEFAULTS, TranslationRun
+from ..train import StopOnCtrlC
 from .arguments import (
     EXIT_INTERRUPTED,
     Spelled,
     clip_norm,
-    data_file,
     existing_file,
     new_file_path,
     number,
@@ -19,18 +28,17 @@ from .arguments import (
     show_progress,
 )
 
-HELP = "train an encoder-decoder on a task or a corpus file"
+
+def data_file(text):
+    """An argparse type: ``--data``, a file or a dataset name (:func:`npseq.data.datasets.resolve_data`)."""
+    try:
+        return resolve_data(text)
+    except DatasetMissing as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_arguments(parser) -> None:
     """The options of ``npseq train``."""
-    from ..data import TASKS
-    from ..decode import MAX_DECODE_LEN
-    from ..models import CELLS, DECODER_KINDS, MAX_LAYERS, MAX_UNITS, MODEL_KINDS, LuongAttentionDecoder
-    from ..nn import SCORES
-    from ..nn.loss import TRAINING_REDUCTIONS
-    from ..optim import OPTIMIZERS
-    from ..runs import RUN_DEFAULTS
     source = parser.add_argument_group("data")
     source.add_argument("--task", choices=TASKS, help="a built-in task")
     source.add_argument("--data", type=data_file,
@@ -91,8 +99,6 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..runs import RUN_DEFAULTS, TranslationRun
-    from ..train import StopOnCtrlC
     given = {key: getattr(args, key) for key in RUN_DEFAULTS}
     source = dict(task=args.task, data=args.data, save=args.save, force=args.force,
                   flags=getattr(args, "spelled", None))

@@ -10,10 +10,15 @@ import queue
 import sys
 import threading
 
+from ..checkpoint import load_checkpoint, seq2seq_from_checkpoint
+from ..data import outside_task_format, source_tokens, unknown_words
+from ..data.translation import DEFAULT_FILE_STEPS
+from ..decode import MAX_DECODE_LEN, translate_batch
 from ..errors import LimitError, UserError
+from ..runs import check_not_an_input, saved_training_run
+from ..viz import show_heatmaps
 from .arguments import UsageError, existing_file, new_file_path, positive, say
 
-HELP = "translate sentences with a saved model"
 # A beam of k decodes k hypotheses at every step (memory k x vocabulary); beyond a few dozen a wider
 # beam no longer changes translations, so the command caps it where memory stays small.
 MAX_BEAM_SIZE = 256
@@ -38,7 +43,6 @@ MAX_QUOTED_CHARS = 120
 
 def add_arguments(parser) -> None:
     """The options of ``npseq translate``."""
-    from ..decode import MAX_DECODE_LEN
     parser.add_argument("checkpoint", type=existing_file)
     parser.add_argument("sentences", nargs="*",
                         help="sentences (default: one per line on stdin, each translated and printed as it comes; "
@@ -108,7 +112,6 @@ def _unknown_words_line(sentence: str, unknown: list, more: int = 0, refused: bo
 
 def _unknown(sentence: str, src_vocab, task):
     """The first :data:`MAX_UNKNOWN_SHOWN` unknown words of ``sentence`` and how many more there are."""
-    from ..data import source_tokens, unknown_words
     shown = unknown_words(sentence, src_vocab, task, limit=MAX_UNKNOWN_SHOWN)
     if len(shown) < MAX_UNKNOWN_SHOWN:
         return shown, 0
@@ -219,12 +222,6 @@ class _Sentence:
 
 
 def run(args) -> int:
-    from ..checkpoint import load_checkpoint, seq2seq_from_checkpoint
-    from ..runs import check_not_an_input, saved_training_run
-    from ..data import outside_task_format, source_tokens
-    from ..data.translation import DEFAULT_FILE_STEPS
-    from ..decode import translate_batch
-    from ..viz import show_heatmaps
     checkpoint = load_checkpoint(args.checkpoint)
     saved = saved_training_run(checkpoint)
     if "src" not in checkpoint.vocabs or "tgt" not in checkpoint.vocabs:

@@ -11,7 +11,6 @@ import time
 from ..tutorials import FAST_COST, FAST_ENV, FULL_COST, HELPER, INSTALL_HINT, execute_notebook, write_notebooks
 from .arguments import EXIT_INTERRUPTED, positive, say
 
-HELP = "write the tutorials as Jupyter notebooks (and run them)"
 DESCRIPTION = ("Write the tutorials as Jupyter notebooks into a folder they run from (with their helper "
                "module), and optionally run them. Needs the notebooks extra: " + INSTALL_HINT + ".")
 
