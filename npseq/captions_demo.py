@@ -16,7 +16,7 @@ from .data.captions import IMAGE_SIZE, CaptionData, CaptionSplit, caption_data_s
 from .errors import InvalidValueError
 from .metrics import corpus_bleu, exact_match
 from .models.captioning import CaptioningRNN
-from .nn import CELL_GATES, MaskedSoftmaxCELoss, make_rnn_parameters
+from .nn import MaskedSoftmaxCELoss, cell_record, make_rnn_parameters
 from .optim import Adam, clip_grad_norm
 from .viz import show_captioned_images
 
@@ -123,7 +123,7 @@ def captions_demo_memory(num_train: int | None = None) -> MemoryEstimate:
         data.num_steps
     pixels = IMAGE_SIZE * IMAGE_SIZE * 3
     parameters = pixels * H + H + V * E + make_rnn_parameters(settings["cell"], E, H) + H * V + V
-    activations = 2 * (N * (pixels + H) + N * T * (2 * E + CELL_GATES[settings["cell"]] * 2 * H + 3 * H)
+    activations = 2 * (N * (pixels + H) + N * T * (2 * E + cell_record(settings["cell"]).gates * 2 * H + 3 * H)
                        + 3 * N * T * V)
     itemsize = backend.default_dtype.itemsize
     return MemoryEstimate(parameters, 4 * parameters * itemsize, activations * itemsize, data.bytes)

@@ -15,6 +15,7 @@ from . import functional as F
 from .errors import InvalidValueError
 from .gradcheck import GradCheckReport, check_function, check_module
 from .models import CaptioningRNN, Transformer, build_seq2seq
+from .nn import CELLS
 from .samples import edge_lengths, ids, lengths, normal, with_dweights
 
 REGISTRY: dict = {}
@@ -92,21 +93,11 @@ def _rnn_step(rng):
                            "Wh": normal(rng, 4, 4), "b": normal(rng, 4)})
 
 
-@register("rnn")
-def _rnn(rng):
-    return _recurrent(F.rnn_forward, F.rnn_backward, 1, rng)
-
-
 @register("lstm_step")
 def _lstm_step(rng):
     return check_function(F.lstm_step_forward, F.lstm_step_backward,
                           {"x": normal(rng, 2, 3), "prev_h": normal(rng, 2, 4), "prev_c": normal(rng, 2, 4),
                            "Wx": normal(rng, 3, 16), "Wh": normal(rng, 4, 16), "b": normal(rng, 16)})
-
-
-@register("lstm")
-def _lstm(rng):
-    return _recurrent(F.lstm_forward, F.lstm_backward, 4, rng)
 
 
 for _variant in (False, True):
@@ -117,9 +108,25 @@ for _variant in (False, True):
                                "Wh": normal(rng, 4, 12), "bx": normal(rng, 12), "bh": normal(rng, 12)},
                               kwargs={"reset_after": reset_after})
 
-    @register(f"gru (reset_after={_variant})")
-    def _gru(rng, reset_after=_variant):
-        return _recurrent(F.gru_forward, F.gru_backward, 3, rng, biases=2, reset_after=reset_after)
+
+
+def _cell_check_name(name: str, cell) -> str:
+    """``gru (reset_after=True)``: the cell's name and the options of the variant the models build."""
+    variant = ", ".join(f"{option}={value}" for option, value in cell.options.items())
+    return f"{name} ({variant})" if variant else name
+
+
+# Every cell the models know, over a sequence, in the variant they build; the GRU's other variant (reset before,
+# Cho et al. 2014 / d2l) besides.
+for _name, _cell in CELLS.items():
+    @register(_cell_check_name(_name, _cell))
+    def _cell_sequence(rng, cell=_cell):
+        return _recurrent(cell.forward, cell.backward, cell.gates, rng, biases=len(cell.bias_names), **cell.options)
+
+
+@register("gru (reset_after=False)")
+def _gru_reset_before(rng):
+    return _recurrent(F.gru_forward, F.gru_backward, 3, rng, biases=2, reset_after=False)
 
 
 def _attention_inputs(rng, dq=3, dk=3):
@@ -356,7 +363,7 @@ for _attention, _cell in (("local-m", "lstm"), ("local-p", "gru")):
 # the default stencil alone reaches a relative 1e-7; these checks should pass at any registry position.
 def _conditioned_inputs(rng, cell, mode):
     """x (2, 4, 3), v (2, 5), H = 3; ``every_step``: h0 and Wv (F, kH); ``first_step``: Wv (F, H) and bv."""
-    width = {"rnn": 1, "gru": 3, "lstm": 4}[cell] * 3
+    width = CELLS[cell].gates * 3
     inputs = {"x": normal(rng, 2, 4, 3), "v": normal(rng, 2, 5)}
     if mode == "every_step":
         inputs.update(h0=normal(rng, 2, 3), Wx=normal(rng, 3, width), Wh=normal(rng, 3, width),
@@ -364,10 +371,7 @@ def _conditioned_inputs(rng, cell, mode):
     else:
         inputs.update(Wv=normal(rng, 5, 3), bv=normal(rng, 3), Wx=normal(rng, 3, width),
                       Wh=normal(rng, 3, width))
-    if cell == "gru":
-        inputs.update(bx=normal(rng, width), bh=normal(rng, width))
-    else:
-        inputs.update(b=normal(rng, width))
+    inputs.update({bias: normal(rng, width) for bias in CELLS[cell].bias_names})
     return inputs
 
 

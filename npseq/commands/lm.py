@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .._checks import check_memory
 from ..data import SeqDataLoader, load_corpus, preprocess_lm, split_corpus, tokenize_lm
-from ..models import MAX_LAYERS, MAX_UNITS, RNNLM, estimate_rnnlm_memory
+from ..models import CELLS, MAX_LAYERS, MAX_UNITS, RNNLM, estimate_rnnlm_memory
 from ..optim import Adam
 from ..train import predict, train_lm
 from .arguments import UsageError, existing_file, number, positive, probability, say, seed, show_progress
@@ -18,7 +18,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--data", type=existing_file, help="a UTF-8 text file (default: built-in prose)")
     parser.add_argument("--level", choices=["char", "word"], default="char")
     parser.add_argument("--max-tokens", type=positive(int), default=100_000)
-    parser.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
+    parser.add_argument("--cell", choices=tuple(CELLS), default="gru")
     parser.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), default=128)
     parser.add_argument("--num-layers", type=positive(int, MAX_LAYERS), default=1)
     parser.add_argument("--dropout", type=probability, default=0.0)

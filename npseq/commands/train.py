@@ -70,7 +70,7 @@ def add_arguments(parser) -> None:
                             "the step, local-p on a predicted position")
     model.add_argument("--window", type=number(int, "an int >= 0", lambda v: 0 <= v <= MAX_UNITS),
                        help="half-width D of the local window, 2D + 1 positions (default: 2)")
-    model.add_argument("--cell", choices=CELLS, help=f"default: {defaults['cell']}")
+    model.add_argument("--cell", choices=tuple(CELLS), help=f"default: {defaults['cell']}")
     model.add_argument("--embed-size", type=positive(int, MAX_UNITS), help=f"default: {defaults['embed_size']}")
     model.add_argument("--num-hiddens", type=positive(int, MAX_UNITS), help=f"default: {defaults['num_hiddens']}")
     model.add_argument("--num-layers", type=positive(int, MAX_LAYERS), action=Spelled,

@@ -15,7 +15,7 @@ from .. import backend
 from .._checks import MemoryEstimate, as_rng, check_count, check_probability
 from ..errors import InvalidTypeError, InvalidValueError, LimitError
 from ..nn.attention import SCORES
-from ..nn.recurrent import CELL_GATES, CELLS, make_rnn_parameters
+from ..nn.recurrent import CELLS, cell_record, make_rnn_parameters
 from .encoder_decoder import EncoderDecoder
 from .seq2seq import LuongAttentionDecoder, Seq2SeqAttentionDecoder, Seq2SeqDecoder, Seq2SeqEncoder
 from .transformer import MAX_POSITIONS, Transformer
@@ -83,7 +83,7 @@ def check_seq2seq_config(src_vocab_size: int, tgt_vocab_size: int, *, decoder: s
     _check_size("embed_size", embed_size, MAX_UNITS)
     _check_size("num_hiddens", num_hiddens, MAX_UNITS)
     _check_size("num_layers", num_layers, MAX_LAYERS)
-    for name, value, choices in (("decoder", decoder, DECODER_KINDS), ("cell", cell, CELLS),
+    for name, value, choices in (("decoder", decoder, DECODER_KINDS), ("cell", cell, tuple(CELLS)),
                                  ("score", score, tuple(SCORES))):
         if value not in choices:
             raise InvalidValueError(f"{name}: expected one of {choices}, got {value!r}")
@@ -209,7 +209,7 @@ def _seq2seq_counts(c: dict, batch: int, src_steps: int, tgt_steps: int) -> _Cou
         features = H if SCORES[c["score"]].projects_keys else 1  # an additive score keeps tanh(q W_q + k W_k)
         attention_cache = N * T * S * features + 2 * N * T * S + N * S * H + 2 * N * T * (keys + H)
     decoder = V_tgt * E + make_rnn_parameters(cell, decoder_input, H, L) + attention + H * V_tgt + V_tgt
-    per_step = CELL_GATES[cell] * 2 * H + 3 * H  # a layer's input projection, gates, state (and cell) per step
+    per_step = cell_record(cell).gates * 2 * H + 3 * H  # a layer's input projection, gates, state (and cell) per step
     activations = (N * S * (E + L * directions * per_step) + N * T * (decoder_input + L * per_step)
                    + attention_cache + logits)
     return _Counts(encoder + decoder, 2 * activations)

@@ -5,7 +5,7 @@ from .. import backend
 from .._checks import as_rng, check_count, check_float_array, check_index_range, check_ndim, check_same_backend
 from ..errors import InvalidValueError
 from ..grad_mode import no_grad
-from ..nn import CELLS, Embedding, Linear, Module, make_rnn
+from ..nn import CELLS, Embedding, Linear, Module, cell_record, make_rnn
 
 __all__ = ["CaptioningRNN", "CONDITIONING_MODES"]
 
@@ -55,8 +55,7 @@ class CaptioningRNN(Module):
         super().__init__()
         if mode not in CONDITIONING_MODES:
             raise InvalidValueError(f"mode: expected one of {CONDITIONING_MODES}, got {mode!r}")
-        if cell not in CELLS:
-            raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+        cell_record(cell)
         self.feature_size = check_count("feature_size", feature_size, 1)
         self.vocab_size = check_count("vocab_size", vocab_size, 1)
         self.num_hiddens = check_count("num_hiddens", num_hiddens, 1)
@@ -86,9 +85,7 @@ class CaptioningRNN(Module):
         """The recurrent layer's initial state (``None``: zeros) and the per-step extra input (or ``None``)."""
         if self.mode == "every_step":
             return None, v
-        h0 = self.feature_proj(v)[None]
-        xp = backend.get_array_module(h0)
-        return ((h0, xp.zeros_like(h0)) if self.cell == "lstm" else h0), None
+        return CELLS[self.cell].state_from_hidden(self.feature_proj(v)[None]), None
 
     def _inputs(self, tokens, extra):
         embedded = self.embedding(tokens)
@@ -112,8 +109,7 @@ class CaptioningRNN(Module):
             self.embedding.backward(dinputs[..., :self.embed_size])
             return dinputs[..., self.embed_size:].sum(axis=1)  # v feeds every step: its gradient sums over them
         self.embedding.backward(dinputs)
-        dh0 = dstate0[0] if self.cell == "lstm" else dstate0
-        return self.feature_proj.backward(dh0[0])
+        return self.feature_proj.backward(CELLS[self.cell].hidden_of(dstate0)[0])
 
     def caption(self, features, *, bos_id: int, eos_id: int, max_len: int):
         """Greedy captions of ``features`` ``(N, F)``: at each step the most likely word, fed back in.

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import backend
 from .._checks import MemoryEstimate, as_rng, check_count, check_index_range, check_ndim
 from ..errors import InvalidValueError
-from ..nn import CELL_GATES, CELLS, Dropout, Embedding, Linear, Module, make_rnn, make_rnn_parameters
+from ..nn import CELLS, Dropout, Embedding, Linear, Module, cell_record, make_rnn, make_rnn_parameters
 
 __all__ = ["RNNLM", "estimate_rnnlm_memory"]
 
@@ -61,8 +61,7 @@ class RNNLM(Module):
     def __init__(self, vocab_size: int, num_hiddens: int, num_layers: int = 1, cell: str = "gru",
                  embed_size=None, dropout: float = 0.0, *, rng=None, dtype=None):
         super().__init__()
-        if cell not in CELLS:
-            raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+        cell_record(cell)
         for name, value in (("vocab_size", vocab_size), ("num_hiddens", num_hiddens),
                             ("embed_size", num_hiddens if embed_size is None else embed_size)):
             if isinstance(value, bool) or not isinstance(value, (int, backend.numpy.integer)) or value < 1:
@@ -81,8 +80,7 @@ class RNNLM(Module):
         reference = self.dense.W.data
         xp = backend.get_array_module(reference)
         shape = (self.num_layers, batch_size, self.num_hiddens)
-        zeros = [xp.zeros(shape, dtype=reference.dtype) for _ in range(2 if self.cell == "lstm" else 1)]
-        return tuple(zeros) if self.cell == "lstm" else zeros[0]
+        return CELLS[self.cell].state_from_hidden(xp.zeros(shape, dtype=reference.dtype))
 
     def forward(self, X, state=None):
         check_ndim("X", X, 2, "(N, T)")
@@ -113,13 +111,12 @@ def estimate_rnnlm_memory(vocab_size: int, num_hiddens: int, num_layers: int = 1
     :func:`~npseq.models.build.estimate_seq2seq_memory` counts them. Pass the result to
     :func:`npseq._checks.check_memory`.
     """
-    if cell not in CELLS:
-        raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+    gates = cell_record(cell).gates
     V, H, L = (check_count(name, value) for name, value in (("vocab_size", vocab_size), ("num_hiddens", num_hiddens),
                                                             ("num_layers", num_layers)))
     E = H if embed_size is None else check_count("embed_size", embed_size)
     N, T = check_count("batch_size", batch_size), check_count("num_steps", num_steps)
     parameters = V * E + make_rnn_parameters(cell, E, H, L) + H * V + V
-    activations = 2 * (N * T * (2 * E + L * (CELL_GATES[cell] * 2 * H + 3 * H) + 2 * H) + 3 * N * T * V)
+    activations = 2 * (N * T * (2 * E + L * (gates * 2 * H + 3 * H) + 2 * H) + 3 * N * T * V)
     itemsize = backend.numpy.dtype(dtype or backend.default_dtype).itemsize
     return MemoryEstimate(parameters, 4 * parameters * itemsize, activations * itemsize)

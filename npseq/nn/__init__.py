@@ -15,17 +15,20 @@ from .layers import Dropout, Embedding, Linear, ReLU
 from .loss import MaskedSoftmaxCELoss
 from .module import Module, Parameter
 from .recurrent import (
-    CELL_GATES,
     CELLS,
     GRU,
     LSTM,
     RNN,
+    Cell,
     RecurrentBase,
+    cell_record,
     detach,
     from_torch_state_dict,
     make_rnn,
     make_rnn_parameters,
+    register_cell,
     to_torch_state_dict,
+    unregister_cell,
 )
 from .transformer import (
     KeyValueCache,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from .. import backend
 from .._checks import (
@@ -33,13 +33,14 @@ from .._checks import (
     check_valid_lens,
 )
 from ..errors import InvalidTypeError, InvalidValueError
+from ..functional import recurrent as R
 from ..functional import sequence as S
 from ..functional.layers import dropout_backward, dropout_forward
 from .init import uniform
 from .module import Module, Parameter
 
-__all__ = ["CELLS", "CELL_GATES", "RecurrentBase", "RNN", "GRU", "LSTM", "detach", "from_torch_state_dict", "make_rnn",
-           "make_rnn_parameters", "to_torch_state_dict"]
+__all__ = ["Cell", "CELLS", "register_cell", "unregister_cell", "cell_record", "RecurrentBase", "RNN", "GRU", "LSTM",
+           "detach", "from_torch_state_dict", "make_rnn", "make_rnn_parameters", "to_torch_state_dict"]
 
 
 class _LayerCache(NamedTuple):
@@ -554,36 +555,97 @@ def from_torch_state_dict(module, torch_sd) -> None:
     module.load_state_dict(state)
 
 
-CELLS = ("rnn", "gru", "lstm")
-"""The recurrent cells by name (what :func:`make_rnn`, the models and ``npseq train --cell`` accept)."""
-_CELL_LAYERS = {"rnn": RNN, "gru": GRU, "lstm": LSTM}
-CELL_GATES = {cell: layer._gates for cell, layer in _CELL_LAYERS.items()}
-"""The gate blocks ``k`` of each cell's ``Wx (D, kH)``: 1, 3 (``r, z, n``) and 4 (``i, f, o, g``)."""
+class Cell(NamedTuple):
+    """A recurrent cell as the models build it: one entry of :data:`CELLS`.
+
+    ``layer(input_size, hidden_size, num_layers=, bidirectional=, dropout=, rng=, dtype=, **options)`` builds the
+    stacked layer (a :class:`RecurrentBase`); ``options`` fix the variant the models use. ``forward`` and
+    ``backward`` are the cell's readable pair over a sequence in :mod:`npseq.functional.recurrent`
+    (``forward(x, h0, Wx, Wh, *biases, **options, valid_lens=None) -> (states, cache)``), the one the
+    gradient checks hold to finite differences.
+    """
+    layer: type
+    forward: Callable
+    backward: Callable
+    options: dict = {}
+
+    @property
+    def gates(self) -> int:
+        """The gate blocks ``k`` of ``Wx (D, kH)``: 1, 3 (``r, z, n``) or 4 (``i, f, o, g``)."""
+        return self.layer._gates
+
+    @property
+    def bias_names(self) -> tuple:
+        return self.layer._bias_names
+
+    @property
+    def state_parts(self) -> int:
+        """How many arrays the state holds: 1 (``h``), or 2 for the LSTM (``(h, c)``)."""
+        return self.layer._state_parts
+
+    def state_from_hidden(self, h):
+        """The state whose hidden part is ``h`` and whose other parts (the LSTM's memory ``c``) are zero."""
+        if self.state_parts == 1:
+            return h
+        return (h,) + tuple(backend.get_array_module(h).zeros_like(h) for _ in range(self.state_parts - 1))
+
+    def hidden_of(self, state):
+        """The hidden part ``h`` of a state (or of its gradient)."""
+        return state if self.state_parts == 1 else state[0]
+
+
+CELLS = {
+    "rnn": Cell(RNN, R.rnn_forward, R.rnn_backward),
+    # The reset-after GRU (cuDNN / PyTorch), the one d2l's PyTorch code trains, so that runs compare like for like.
+    "gru": Cell(GRU, R.gru_forward, R.gru_backward, {"reset_after": True}),
+    "lstm": Cell(LSTM, R.lstm_forward, R.lstm_backward),
+}
+"""The recurrent cells by name: what :func:`make_rnn`, the models, ``npseq train --cell``, ``npseq lm --cell`` and
+the gradient checks read. A new cell is its functional pair, its layer and one :func:`register_cell` call."""
+
+
+def register_cell(name: str, cell: Cell, *, replace: bool = False) -> None:
+    """Make ``cell`` known as ``name`` to :data:`CELLS`, and so to :func:`make_rnn`, the models and the commands'
+    ``--cell`` (in this process). ``replace=True`` replaces a cell of that name; :func:`unregister_cell` removes
+    it again."""
+    if not isinstance(name, str) or not name:
+        raise InvalidTypeError(f"name: expected a non-empty str, got {type(name).__name__} {name!r}")
+    if not isinstance(cell, Cell):
+        raise InvalidTypeError(f"cell: expected a Cell record, got {type(cell).__name__}")
+    if name in CELLS and not replace:
+        raise InvalidValueError(f"name: expected a name not yet in CELLS {tuple(CELLS)} (or replace=True), "
+                                f"got {name!r}")
+    CELLS[name] = cell
+
+
+def unregister_cell(name: str) -> Cell:
+    """Remove the cell ``name`` from :data:`CELLS` and return it."""
+    cell_record(name)
+    return CELLS.pop(name)
+
+
+def cell_record(name: str) -> Cell:
+    """The :data:`CELLS` entry ``name``, or an error naming the cells there are."""
+    if not isinstance(name, str) or name not in CELLS:
+        raise InvalidValueError(f"cell: expected one of {tuple(CELLS)}, got {name!r}")
+    return CELLS[name]
 
 
 def make_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int, dropout: float,
              bidirectional: bool, rng, dtype):
-    """The recurrent layer for ``cell`` in ``{"rnn", "gru", "lstm"}``.
-
-    The GRU is the reset-after variant (cuDNN / PyTorch), the one d2l's PyTorch
-    code trains, so runs compare like for like.
-    """
-    if cell not in CELLS:
-        raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
-    options = dict(num_layers=num_layers, bidirectional=bidirectional, dropout=dropout, rng=rng, dtype=dtype)
-    if cell == "gru":
-        return GRU(input_size, hidden_size, reset_after=True, **options)
-    return (RNN if cell == "rnn" else LSTM)(input_size, hidden_size, **options)
+    """The recurrent layer of the cell named ``cell`` in :data:`CELLS`, in the variant the models use."""
+    record = cell_record(cell)
+    return record.layer(input_size, hidden_size, num_layers=num_layers, bidirectional=bidirectional, dropout=dropout,
+                        rng=rng, dtype=dtype, **record.options)
 
 
 def make_rnn_parameters(cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
                         bidirectional: bool = False) -> int:
     """The parameter count of the layer :func:`make_rnn` builds with these sizes, without building it: per layer
     and direction ``Wx (in, kH)``, ``Wh (H, kH)`` and the cell's bias vectors of ``kH`` (``k`` gates)."""
-    if cell not in CELLS:
-        raise InvalidValueError(f"cell: expected one of {CELLS}, got {cell!r}")
+    record = cell_record(cell)
     directions = 2 if bidirectional else 1
-    width = CELL_GATES[cell] * hidden_size
-    biases = len(_CELL_LAYERS[cell]._bias_names)
+    width = record.gates * hidden_size
+    biases = len(record.bias_names)
     return sum(directions * width * ((input_size if index == 0 else directions * hidden_size) + hidden_size + biases)
                for index in range(num_layers))
