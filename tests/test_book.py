@@ -26,6 +26,7 @@ import pytest
 from optional_tools import require, skip_reason
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # every test reads the site that the module builds, running all the tutorials
 for _module in ("sphinx", "myst_nb", "furo", "sphinx_basic_ng", "jupytext", "selenium"):
     require(_module, "docs")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

@@ -139,6 +139,7 @@ def test_the_summary_groups_the_class_by_mistake_with_its_students(graded_class)
     assert result.stderr == ""  # no progress bar: standard error is not a terminal
 
 
+@pytest.mark.slow  # grades a whole class, as the summary's test does
 def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded_class):
     _, kinds, here = graded_class
     rows = list(csv.reader(io.StringIO((here / "grades.csv").read_text())))
@@ -164,6 +165,7 @@ def test_the_csv_has_a_row_per_student_and_a_column_per_exercise(graded_class):
             assert row["error"] == ""
 
 
+@pytest.mark.slow  # grades a whole class, as the summary's test does
 def test_the_json_holds_the_summary_and_every_students_full_grade(graded_class):
     _, kinds, here = graded_class
     data = json.loads((here / "grades.json").read_text())

@@ -119,6 +119,7 @@ def _outputs(path: pathlib.Path) -> list:
     return [output for cell in notebook["cells"] if cell["cell_type"] == "code" for output in cell["outputs"]]
 
 
+@pytest.mark.slow  # trains tutorial 06's models, as the scripts' run of the other tutorials does
 def test_tutorials_02_and_06_run_as_notebooks_in_fast_mode(tmp_path, kernel_env, capfd):
     """Their one run in the suite: as notebooks, with the checks of a script run (no error, figures written, each a
     readable, non-blank PNG) and those of a notebook (figures inline, equations as Markdown), and nothing on the
