@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import sys
 
 DOCS = pathlib.Path(__file__).resolve().parent
@@ -92,6 +93,95 @@ def _figures_out_of_the_tree(app):
     os.environ["NPSEQ_FIGURES"] = str(folder)
 
 
+KERNEL_CONFIG = """\
+# Written by the book's build (docs/conf.py) for the kernels that run the tutorials.
+import logging
+
+
+class NoLoopbackTransportNotice(logging.Filter):
+    # The kernel talks to the build over TCP on localhost and says at every start that this traffic is not
+    # encrypted. The build starts one kernel per tutorial on this machine and reads nothing from outside it: the
+    # notice needs no answer, and a -W build must show only warnings that do.
+    def filter(self, record):
+        return "running over TCP without encryption" not in record.getMessage()
+
+
+c.IPKernelApp.logging_config = {
+    "filters": {"loopback": {"()": NoLoopbackTransportNotice}},
+    "handlers": {"console": {"filters": ["loopback"]}},
+}
+"""
+
+
+def _kernel_settings(app):
+    """A private IPython folder for the tutorials' kernels, holding the one setting above."""
+    folder = pathlib.Path(app.doctreedir) / "ipython"
+    (folder / "profile_default").mkdir(parents=True, exist_ok=True)
+    (folder / "profile_default" / "ipython_kernel_config.py").write_text(KERNEL_CONFIG, encoding="utf-8")
+    os.environ["IPYTHONDIR"] = str(folder)
+
+
+def _alt_texts_from_the_figures(app, doctree, docname):
+    """Give each figure of a tutorial the alt text its PNG carries (``Description``, written by the tutorials'
+    ``save_figure``), in place of the hashed file name; warn about a figure that has none (``-W`` fails on it)."""
+    from docutils import nodes
+    from PIL import Image
+
+    for image in doctree.findall(nodes.image):
+        path = pathlib.Path(app.srcdir) / image["uri"]
+        if image.get("alt") or path.suffix != ".png" or not path.is_file():
+            continue
+        with Image.open(path) as png:
+            description = png.text.get("Description", "").strip()
+        if description:
+            image["alt"] = description
+        else:
+            from sphinx.util import logging
+            logging.getLogger(__name__).warning(f"a figure without alt text: save it with save_figure(...) "
+                                                f"({image['uri']})", location=image)
+
+
+_DOTTED_NAME = re.compile(r">(npseq(?:\.\w+)+)<")
+
+
+def _break_names_at_dots(app, pagename, templatename, context, doctree):
+    """Let the sidebar break a module's name after a dot, never inside a word (``npseq.functional.<wbr>scores``)."""
+    tree = context.get("furo_navigation_tree")
+    if tree:
+        context["furo_navigation_tree"] = _DOTTED_NAME.sub(lambda m: ">" + m.group(1).replace(".", ".<wbr>") + "<",
+                                                           tree)
+
+
+_PRE = re.compile(r"(<pre[^>]*>)(.*?)(</pre>)", re.S)
+_TAG = re.compile(r"<(/?)span\b[^>]*>")
+
+
+def _hanging_lines(match):
+    """A ``<pre>`` block with each line in its own span, indented by its own indentation plus four columns where it
+    wraps, so that a wrapped line of Python reads as the continuation of its line. Pygments closes its spans at
+    each line's end; a block whose tags cross a line is left as it is."""
+    opening, inner, closing = match.groups()
+    lines = inner.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    spans = []
+    for line in lines:
+        depth = 0
+        for tag in _TAG.finditer(line):
+            depth += -1 if tag.group(1) else 1
+        if depth != 0:
+            return match.group(0)
+        indent = len(re.sub(r"<[^>]*>", "", line)) - len(re.sub(r"<[^>]*>", "", line).lstrip(" "))
+        spans.append(f'<span class="line" style="--indent: {indent}ch">{line}\n</span>')
+    return opening + "".join(spans) + closing
+
+
+def _wrap_code_with_hanging_indents(app, pagename, templatename, context, doctree):
+    """Code blocks wrap at the column's edge (book.css); this marks their lines for the hanging indent."""
+    if "body" in context:
+        context["body"] = _PRE.sub(_hanging_lines, context["body"])
+
+
 def _skip_tuple_fields(app, what, name, obj, skip, options):
     """Leave out the fields of the named-tuple caches: their docstrings only say "Alias for field number k"."""
     if (getattr(obj, "__doc__", None) or "").startswith("Alias for field number"):
@@ -101,4 +191,8 @@ def _skip_tuple_fields(app, what, name, obj, skip, options):
 
 def setup(app):
     app.connect("builder-inited", _figures_out_of_the_tree)
+    app.connect("builder-inited", _kernel_settings)
+    app.connect("doctree-resolved", _alt_texts_from_the_figures)
+    app.connect("html-page-context", _break_names_at_dots, priority=900)  # after the theme built its tree
+    app.connect("html-page-context", _wrap_code_with_hanging_indents)
     app.connect("autodoc-skip-member", _skip_tuple_fields)

@@ -16,7 +16,7 @@ import math
 import os
 
 from . import backend
-from ._checks import check_count
+from ._checks import check_count, check_real
 from .errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["show_heatmaps", "show_attention_grid", "plot_history", "plot_grad_norms", "show_captioned_images"]
@@ -95,7 +95,8 @@ def _panel(panel, prefix: str) -> tuple:
 
 
 def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str | None = None,
-                        cmap: str = "Reds", dpi: int = 100, return_figure: bool = False, labels=AXIS_LABELS):
+                        cmap: str = "Reds", dpi: int = 100, return_figure: bool = False, labels=AXIS_LABELS,
+                        max_width: float | None = None):
     """Several attention heatmaps side by side, on one colour scale, with one colorbar.
 
     Panel ``p`` shows :math:`\\alpha^{(p)}_{t,s}`, the weight output step ``t`` gives
@@ -115,6 +116,8 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
         suptitle: a title over the whole figure.
         labels: ``(x label, y label)``, what the columns and the rows are (default
             :data:`AXIS_LABELS`; a self-attention map's rows are source tokens too).
+        max_width: the widest the figure may be, in inches (default: as wide as its
+            cells of 0.4 inch need); narrower cells make it fit, e.g. a page's column.
 
     Returns:
         ``path`` (str), or ``(path, Figure)`` with ``return_figure=True``.
@@ -123,7 +126,7 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
         raise InvalidValueError(f"panels: expected a non-empty list of (weights, src_tokens, out_tokens[, title]), "
                                 f"got {panels!r:.60}")
     checked = [_panel(panel, f"panels[{i}] ") for i, panel in enumerate(panels)]
-    return _draw_heatmaps(checked, path, ncols, suptitle, cmap, dpi, return_figure, _axis_labels(labels))
+    return _draw_heatmaps(checked, path, ncols, suptitle, cmap, dpi, return_figure, _axis_labels(labels), max_width)
 
 
 def _axis_labels(labels) -> tuple:
@@ -134,19 +137,31 @@ def _axis_labels(labels) -> tuple:
     return tuple(labels)
 
 
-def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figure, labels: tuple):
+def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figure, labels: tuple, max_width):
     """Draw checked panels (see :func:`show_attention_grid`) on one colour scale and write the PNG."""
     ncols = min(len(checked), 4) if ncols is None else ncols
     check_count("ncols", ncols)
     ncols = min(ncols, len(checked))
     nrows = math.ceil(len(checked) / ncols)
+    # Cells of about 0.4 inch keep tokens legible; each panel's inch of margin leaves room for its rotated labels,
+    # and the figure's last inch is the colorbar's.
+    cell = 0.4
+    columns = max(w.shape[1] for w, *_ in checked)
+    rows = max(w.shape[0] for w, *_ in checked)
+    if max_width is not None:
+        margins = ncols * 1.0 + 1.0
+        max_width = check_real("max_width", max_width, f"> {margins:g} (inches: an inch of margin for each of the "
+                               f"{ncols} panels of a row, and one for the colorbar)", lambda w: margins < w < math.inf)
+        # The rows shrink with the columns, so that the cells keep their shape and the figure its proportions.
+        cell = min(cell, (max_width - margins) / (ncols * columns))
     vmin = min(0.0, min(float(w.min()) for w, *_ in checked))
     vmax = max(float(w.max()) for w, *_ in checked)
     vmax = vmax if vmax > vmin else vmin + 1.0  # an all-zero map still needs a non-empty colour range
-    # Cells of about 0.4 inch keep tokens legible; the margins leave room for rotated labels.
-    cell_w = max(0.4 * max(w.shape[1] for w, *_ in checked), 1.6) + 1.0
-    cell_h = max(0.4 * max(w.shape[0] for w, *_ in checked), 1.6) + 1.0
-    figure = _new_figure(cell_w * ncols + 1.0, cell_h * nrows + (0.4 if suptitle else 0.0))
+    panel_w = max(cell * columns, 1.6) + 1.0
+    panel_h = max(cell * rows, 1.6) + 1.0
+    width = panel_w * ncols + 1.0
+    figure = _new_figure(width if max_width is None else min(width, max_width),
+                         panel_h * nrows + (0.4 if suptitle else 0.0))
     axes = figure.subplots(nrows, ncols, squeeze=False)
     import matplotlib
     # Weights of exactly 0 belong to keys the attention could not see (padding, or outside a local
@@ -171,7 +186,8 @@ def _draw_heatmaps(checked: list, path, ncols, suptitle, cmap, dpi, return_figur
 
 
 def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: str = "Reds", dpi: int = 100,
-                  return_figure: bool = False, labels=AXIS_LABELS):
+                  return_figure: bool = False, labels=AXIS_LABELS, ncols: int | None = None,
+                  max_width: float | None = None):
     """Attention heatmap: source tokens across (x), output tokens down (y), with a colorbar.
 
     Cell ``(t, s)`` shows :math:`\\alpha_{t,s}`, the weight that output step ``t``
@@ -188,6 +204,9 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
         title: a str, or for ``(P, T_out, S)`` weights a list of ``P`` panel titles.
         labels: ``(x label, y label)`` (default :data:`AXIS_LABELS`); an encoder's
             self-attention reads ``("keys: source tokens", "queries: source tokens")``.
+        ncols: maps per row, for ``(P, T_out, S)`` weights (default: all in one row, at most 4).
+        max_width: the widest the figure may be, in inches (default: as wide as its
+            cells of 0.4 inch need); narrower cells make it fit, e.g. a page's column.
 
     Returns:
         ``path`` (str), or ``(path, Figure)`` with ``return_figure=True``.
@@ -211,7 +230,7 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
         raise InvalidValueError("weights: expected a 2-d (T_out, S) or 3-d (P, T_out, S) array, got shape "
                                 f"{array.shape}")
     checked = [_panel(panel, "") for panel in panels]  # shared tokens: errors name the arguments themselves
-    return _draw_heatmaps(checked, path, None, suptitle, cmap, dpi, return_figure, _axis_labels(labels))
+    return _draw_heatmaps(checked, path, ncols, suptitle, cmap, dpi, return_figure, _axis_labels(labels), max_width)
 
 
 def _history_series(history, keys) -> dict:
@@ -394,7 +413,7 @@ def show_captioned_images(images, captions, path, *, references=None, ncols: int
         label = caption.replace(" above ", "\nabove ").replace(" left of ", "\nleft of ")
         if wrong:
             label += "\n(" + references[i] + ")"
-        ax.set_xlabel(label, color="tab:red" if wrong else "black", fontsize=9)
+        ax.set_xlabel(label, color="tab:red" if wrong else "black")
     for ax in list(axes.flat)[len(arrays):]:
         ax.set_axis_off()
     return _finish(figure, path, dpi, return_figure)

@@ -7,8 +7,11 @@ the recurrent functions in Chromium, driven by Selenium, with every host name ma
 fail to resolve, so that the pages must render from the built folder alone. On each page
 it checks what a reader would see after MathJax ran: typeset maths and no TeX left in
 the text, every image loaded, every link into the site pointing at a page that exists,
-and no request that left the machine. Screenshots go to a temporary folder that the test
-prints, and also to ``docs/_build/screenshots`` when ``NPSEQ_BOOK_SCREENSHOTS`` is set.
+and no request that left the machine. Every tutorial page is then read at a 1280-px window
+for what a learner sees of it: figures at the width they were drawn for, with alt texts, no
+clipped equation, no code scrolling sideways; and an API page for its sidebar. Screenshots go
+to a temporary folder that the test prints, and also to ``docs/_build/screenshots`` when
+``NPSEQ_BOOK_SCREENSHOTS`` is set.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ PAGES = {
     "api-recurrent": "api/generated/npseq.functional.recurrent.html",
 }
 TEX_LEFT = ("$$", "\\frac", "\\begin")
+BUILD_LOG = "build-output.txt"  # what the build printed, kept beside the site it built
 DETAIL = {  # what the second screenshot of each page centres on
     "landing": "mjx-container[display='true']",
     "tutorial-02": ".cell_output img",
@@ -59,6 +63,7 @@ def site(tmp_path_factory):
     seconds = time.perf_counter() - start
     assert done.returncode == 0, f"the book's build failed:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
     print(f"\nbook built in {seconds:.0f} s into {out / 'html'}")
+    (out / "html" / BUILD_LOG).write_text(done.stdout + done.stderr, encoding="utf-8")
     return out / "html"
 
 
@@ -117,6 +122,15 @@ def test_no_page_shows_a_path_of_the_machine_that_built_it(site):
     assert not found, "\n".join(found[:20])
 
 
+def test_the_build_prints_no_warning(site):
+    """``-W`` fails on Sphinx's warnings; a kernel's own log lines reach the output too, and none may warn."""
+    log = site / BUILD_LOG
+    if not log.is_file():
+        pytest.skip(f"NPSEQ_BOOK_SITE names a site built elsewhere: no {BUILD_LOG} beside it")
+    warnings = [line for line in log.read_text("utf-8").splitlines() if "WARNING" in line]
+    assert not warnings, "\n".join(warnings[:10])
+
+
 def test_every_tutorial_is_a_page_in_chapter_order(site):
     tutorials = sorted(p.name for p in (ROOT / "tutorials").glob("[0-9][0-9]_*.py"))
     assert tutorials[0].startswith("00_") and tutorials[-1].startswith("10_")
@@ -127,6 +141,78 @@ def test_every_tutorial_is_a_page_in_chapter_order(site):
     for name in tutorials:
         page = (site / "tutorials" / f"{name[:-3]}.html").read_text("utf-8")
         assert "cell_output" in page, f"{name}: no outputs (was it executed?)"
+
+
+TUTORIAL_PAGES = sorted(f"tutorials/{p.stem}.html" for p in (ROOT / "tutorials").glob("[0-9][0-9]_*.py"))
+FITS_ITS_COLUMN = """
+const article = document.querySelector('article');
+const images = Array.from(article.querySelectorAll('img'));
+return {
+  // A figure is drawn for the column: shown narrower than it was drawn, its text shrinks below the body's.
+  scaled_down: images.map(i => [i, Math.round(i.getBoundingClientRect().width)])
+                     .filter(([i, shown]) => i.naturalWidth > shown + 1)
+                     .map(([i, shown]) => `${i.src.split('/').pop()}: ${i.naturalWidth} px drawn, ${shown} px shown`),
+  alt_texts: images.map(i => i.alt),
+  clipped_equations: Array.from(article.querySelectorAll('mjx-container[display="true"]'))
+      .filter(e => e.querySelector('mjx-math').getBoundingClientRect().width > e.getBoundingClientRect().width + 1)
+      .map(e => e.textContent.slice(0, 80)),
+  sideways_code: Array.from(article.querySelectorAll('pre'))
+      .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 80)),
+};
+"""
+
+
+@pytest.mark.parametrize("page", TUTORIAL_PAGES, ids=lambda page: page.split("/")[-1][:2])
+def test_tutorial_page_fits_its_column_at_1280_px(site, browser, page):
+    """At a 1280-px window: every figure shown at the width it was drawn for (so its smallest text, drawn no
+    smaller than the body text, stays that size), with an alt text that says what it shows; no display equation
+    wider than its box (the column clips it); no code block that scrolls sideways."""
+    browser.get((site / page).as_uri())
+    assert _wait_for_mathjax(browser), f"{page}: MathJax did not load or typeset"
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null))).then(() => done(true));")
+    found = browser.execute_script(FITS_ITS_COLUMN)
+    assert found["alt_texts"], f"{page}: no figure"
+    assert not found["scaled_down"], f"{page}: figures scaled down to the column: {found['scaled_down']}"
+    unsaid = [alt for alt in found["alt_texts"] if len(alt.split()) < 4 or alt.endswith(".png")]
+    assert not unsaid, f"{page}: figures whose alt text does not say what they show: {unsaid}"
+    assert not found["clipped_equations"], f"{page}: equations wider than the column: {found['clipped_equations']}"
+    assert not found["sideways_code"], f"{page}: code blocks that scroll sideways: {found['sideways_code']}"
+
+
+NAMES_BROKEN_MID_WORD = """
+const broken = [];
+for (const link of document.querySelectorAll('.sidebar-tree a')) {
+  let previous = null;  // [character, top of its line]
+  const walker = document.createTreeWalker(link, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const box = range.getClientRects()[0];
+      if (!box) continue;
+      const here = [node.data[i], box.top];
+      if (previous && here[1] > previous[1] + 2 && /\\w/.test(previous[0]) && /\\w/.test(here[0])) {
+        broken.push(link.textContent);
+      }
+      previous = here;
+    }
+  }
+}
+return broken;
+"""
+
+
+def test_the_sidebar_breaks_module_names_at_dots_only(site, browser):
+    """On an API page the sidebar lists the modules; a long name wraps after a dot, never inside a word."""
+    browser.get((site / "api" / "generated" / "npseq.functional.local_attention.html").as_uri())
+    names = browser.execute_script("return Array.from(document.querySelectorAll('.sidebar-tree a'))"
+                                   ".map(a => a.textContent).filter(t => t.startsWith('npseq.'));")
+    assert "npseq.functional.local_attention" in names, names
+    broken = browser.execute_script(NAMES_BROKEN_MID_WORD)
+    assert not broken, f"sidebar names broken inside a word: {sorted(set(broken))}"
 
 
 def _wait_for_mathjax(driver):

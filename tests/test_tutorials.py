@@ -20,7 +20,7 @@ import sys
 import textwrap
 
 import pytest
-from tutorial_runs import RAW_TEX, TUTORIALS_DIR, as_scripts, check_png
+from tutorial_runs import COLUMN_PX, RAW_TEX, TUTORIALS_DIR, as_scripts, check_png
 
 TUTORIALS = sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))
 # Fast mode aims at well under 30 s per tutorial; the margin absorbs a busy shared machine.
@@ -74,6 +74,40 @@ CLAIMS = {
     # What a figure of a trained model shows, as the number the tutorial prints beside it (what, the printed line,
     # the least it may print). Held in fast mode, the mode the book is built in, so that no figure of the book goes
     # back to noise unnoticed (06's maps once did: vertical stripes under a paragraph on monotone bands).
+    "00_sequence_models.py": [
+        ("MLP, 16 steps ahead: drifting off the wave",
+         r"^MLP: error against the signal, in % of the signal's variance: .*k = 16: (\d+)%", 15),
+        ("MLP, 64 steps ahead: no longer on the wave",
+         r"^MLP: error against the signal, in % of the signal's variance: .*k = 64: (\d+)%", 50),
+        ("RNN, 16 steps ahead: drifting off the wave",
+         r"^RNN: error against the signal, in % of the signal's variance: .*k = 16: (\d+)%", 15),
+        ("RNN, 64 steps ahead: no longer on the wave",
+         r"^RNN: error against the signal, in % of the signal's variance: .*k = 64: (\d+)%", 50),
+    ],
+    "05_encoder_decoder.py": [
+        ("early on, greedy falls behind the teacher-forced reading later in the output",
+         r"^epoch \d+, greedy below teacher-forced by \d+ points on positions \d+-\d+, by (\d+) points", 15),
+        ("at the end, the exact-match rate is high", r"^epoch \d+: exact match (\d+)%", 85),
+        ("after a first mistake, greedy far below teacher-forced", r"^epoch \d+: exact match .*, (\d+) points lower",
+         30),
+        ("greedy after a first mistake falls late in training",
+         r"^greedy after a first mistake: .*, then down (\d+) points", 20),
+        ("the mistakes left mostly change the length", r"^final model: .* \((\d+)%\) with a wrong length", 55),
+    ],
+    "04_char_language_model.py": [
+        ("all four GRUs end below the trigram", r"^all four end below the trigram: .*, (\d+)% below the trigram's", 5),
+        ("random T = 5 stays far behind", r"^random T = 5 stays far behind: .*, (\d+)% above random T = 35's", 12),
+        ("random T = 5: training perplexity high too",
+         r"^random T = 5's training perplexity .*, (\d+)% above random T = 35's", 20),
+        ("sequential T = 5: falls fastest in epoch 1",
+         r"^sequential T = 5 falls fastest in epoch 1: .*, (\d+)% below the next lowest", 8),
+        ("sequential T = 5: ends clearly worse than T = 35",
+         r"^sequential T = 5 ends clearly worse: .*, (\d+)% above sequential T = 35's", 5),
+        ("random and sequential T = 35: end close",
+         r"^random and sequential T = 35 end close: .* the lower (\d+)\.\d% of the higher", 95),
+        ("sequential T = 35: the lower training perplexity",
+         r"^sequential T = 35 has the lower training perplexity: .*, (\d+)% below random T = 35's", 3),
+    ],
     "06_attention.py": [
         ("numbers: a monotone band", r"^numbers\s+monotone steps (\d+)%", 90),
         ("dates, year first: the year read on the year", r"^dates, year first .* put (\d+)% .*positions 0-3 of", 80),
@@ -84,6 +118,19 @@ CLAIMS = {
         ("Luong, 8 tokens: sharp on the reversal", r"^Luong, 8 tokens\s+weight on the exact reversal (\d+)%", 70),
         ("Luong, 10 tokens: sharp on the reversal", r"^Luong, 10 tokens\s+weight on the exact reversal (\d+)%", 70),
     ],
+    "07_search.py": [
+        ("greedy decoding misses the optimum on most sources",
+         r"^optimum missed by greedy decoding on (\d+)% of the sources", 60),
+        ("a wider beam misses it less often", r"^optimum missed by greedy .* \((\d+) points fewer\)", 15),
+        ("even a beam of 4 misses some", r"^optimum missed by greedy .*, by a beam of 4 on (\d+)%", 20),
+        ("a beam can end below greedy decoding", r"^a beam ends below greedy decoding on (\d+) of the", 1),
+        ("alpha = 0 stops short of the reference length", r"^chosen length: .* \((\d+) short of the reference", 1),
+        ("a large alpha goes past it", r"^chosen length: .* \((\d+) past it\)", 1),
+        ("alpha = 0: shorter than the references on average", r"^mean chosen length (\d+)% below", 5),
+        ("a large alpha: longer than the references on average", r"^mean chosen length .*, (\d+)% above", 10),
+        ("on the real model, beam search beats greedy decoding",
+         r"^the best search .* and (\d+) exact-match points over greedy", 2),
+    ],
     "09_transformer.py": [
         ("reverse, Bahdanau: the anti-diagonal", r"^  weight on the reversal or one position to its right: Bahdanau "
                                                 r"(\d+)%", 70),
@@ -92,6 +139,25 @@ CLAIMS = {
         *[(f"reverse, block 2, head {head}: the anti-diagonal", r"^  weight on the reversal[^\n]*\n.*\n  block 2, "
            r"heads 1-4: " + r"\d+%, " * (head - 1) + r"(\d+)%", 60) for head in range(1, 5)],
         ("dates, Bahdanau: the year on the year", r"^  weight of the year's output digits .*: Bahdanau (\d+)%", 80),
+    ],
+    "10_captions.py": [
+        ("overfit: the first-step loss falls towards zero", r"^first_step: loss .* on 16 captions, (\d+) times lower",
+         100),
+        ("overfit: the every-step loss too", r"^every_step: loss .* on 16 captions, (\d+) times lower", 50),
+        ("first step: most unseen scenes captioned exactly", r"^first_step: BLEU [\d.]+, exact match (\d+)\.\d%", 50),
+        ("every step: most unseen scenes captioned exactly", r"^every_step: BLEU [\d.]+, exact match (\d+)\.\d%", 50),
+        ("the two modes end close", r"^the lower BLEU is (\d+)% of the higher", 90),
+        ("untrained first step: two orders of magnitude from the first word to the last",
+         r"^first_step untrained: the last step sends 1/(\d+) of", 100),
+        ("untrained every step: level", r"^every_step untrained: the smallest step sends (\d+)% of", 40),
+        ("trained first step: shapes and relation far above 'a' and the end",
+         r"^first_step trained: .* send (\d+) times the gradient of", 10),
+        ("trained first step: colours little", r"^first_step trained: .*, (\d+) times that of steps 1, 5", 4),
+        ("trained every step: shapes and relation far above 'a' and the end",
+         r"^every_step trained: .* send (\d+) times the gradient of", 10),
+        ("trained every step: colours little", r"^every_step trained: .*, (\d+) times that of steps 1, 5", 4),
+        ("trained: the two curves nearly meet", r"^at step 6, first step / every step: .*, (\d+)% trained", 50),
+        ("the captions shown are mostly right", r"^(\d+) of the 6 captions shown match", 3),
     ],
 }
 
@@ -148,13 +214,42 @@ def test_tutorial_runs_in_fast_mode(path, tmp_path):
 @pytest.fixture(scope="module")
 def common(tmp_path_factory):
     """The tutorials' shared module ``_common`` (imported from the tutorials folder, figures elsewhere)."""
+    import matplotlib
+
     os.environ.setdefault("NPSEQ_FIGURES", str(tmp_path_factory.mktemp("figures")))
     sys.path.insert(0, str(TUTORIALS_DIR))
     try:
-        import _common
+        with matplotlib.rc_context():  # its font size is the tutorials' own, not the other tests'
+            import _common
     finally:
         sys.path.remove(str(TUTORIALS_DIR))
     return _common
+
+
+def test_save_figure_keeps_a_figure_to_the_books_column_and_its_body_text(common, tmp_path):
+    """A figure wider than the column, or with a text smaller than the body's, is refused by name; one that fits
+    is saved with its alt text, at the width the book's test expects."""
+    import matplotlib
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    assert common.COLUMN_PX == COLUMN_PX
+    wide = Figure(figsize=(10.0, 3.0))
+    with pytest.raises(ValueError, match=r"wide.png: the figure is 1000 px wide at 100 dpi; the book's column "
+                                         r"holds 736"):
+        common.save_figure(wide, "wide.png", alt="a figure that is too wide for the page")
+    small = Figure(figsize=(7.0, 3.0))
+    small.add_subplot().set_title("tiny title", fontsize=9)
+    with pytest.raises(ValueError, match=r"texts smaller than the book's body text .*'tiny title' at 9 pt"):
+        common.save_figure(small, "small.png", alt="a figure whose title is too small")
+    with pytest.raises(ValueError, match="alt: expected a sentence"):
+        common.save_figure(Figure(figsize=(7.0, 3.0)), "mute.png", alt=" ")
+    with matplotlib.rc_context({"font.size": common.FONT_PT}):  # as in a tutorial
+        fits = Figure(figsize=(7.2, 3.0))
+        fits.add_subplot().plot([0, 1], [1, 0], label="a line")
+        path = common.save_figure(fits, "fits.png", alt="A line falling from 1 to 0.")
+    with Image.open(path) as png:
+        assert png.size == (720, 300) and png.text["Description"] == "A line falling from 1 to 0."
 
 
 def _reference_functions():

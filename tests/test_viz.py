@@ -110,6 +110,27 @@ def test_show_attention_grid_panels_with_their_own_tokens(tmp_path):
     assert figure.get_suptitle() == "compare"
 
 
+def test_maps_in_rows_of_ncols_fit_a_max_width(tmp_path):
+    """A page's column: the cells shrink, rows with columns, until the figure fits; a small map keeps its size."""
+    rng = np.random.default_rng(3)
+    weights = np.stack([attention(rng, rows=18, cols=18) for _ in range(4)])
+    _, one_row = viz.show_heatmaps(weights, None, None, tmp_path / "row.png", return_figure=True)
+    path, figure = viz.show_heatmaps(weights, None, None, tmp_path / "fit.png", title=["a", "b", "c", "d"],
+                                     ncols=2, max_width=7.36, return_figure=True)
+    assert one_row.get_figwidth() > 7.36
+    assert assert_png(path).shape[1] == 736
+    cell = (7.36 - 3.0) / (2 * 18)  # an inch of margin per panel, one for the colorbar
+    assert figure.get_figheight() == pytest.approx(2 * (18 * cell + 1.0))
+    a, b, c, d = figure.axes[:4]
+    assert a.get_position().y0 > c.get_position().y1 and a.get_position().x1 < b.get_position().x0  # 2 x 2
+    assert [ax.get_ylabel() for ax in (a, b, c, d)] == ["output tokens", "", "output tokens", ""]
+    small = attention(rng)
+    default = viz.show_heatmaps(small, SRC, OUT, tmp_path / "small.png", return_figure=True)[1].get_figwidth()
+    _, capped = viz.show_attention_grid([(small, SRC, OUT)], tmp_path / "capped.png", max_width=7.36,
+                                        return_figure=True)
+    assert capped.get_figwidth() == default < 7.36
+
+
 def test_heatmap_accepts_lists_and_all_zero_weights(tmp_path):
     # A decoder row with valid_len 0 is all zeros: the map must still draw.
     path, figure = viz.show_heatmaps([[0.0, 0.0], [0.0, 0.0]], ["a", "b"], ["c", "d"], tmp_path / "z.png",
@@ -125,6 +146,9 @@ def test_heatmap_accepts_lists_and_all_zero_weights(tmp_path):
     (dict(weights=np.full((5, 4), np.nan)), r"weights: expected finite values"),
     (dict(weights=np.ones((5, 0))), r"weights: expected at least one output and one source step"),
     (dict(weights=np.ones((2, 5, 4)), title=["one"]), r"title: expected 2 panel titles"),
+    (dict(weights=np.ones((2, 5, 4)), ncols=0), r"ncols: expected a positive int, got 0"),
+    (dict(weights=np.ones((2, 5, 4)), max_width=3.0), r"max_width: expected a real number > 3 \(inches: an inch of "
+                                                      r"margin for each of the 2 panels .*got 3.0"),
 ])
 def test_show_heatmaps_bad_input_names_the_argument(tmp_path, kwargs, message):
     args = dict(weights=attention(np.random.default_rng(0)), src_tokens=SRC, out_tokens=OUT,
@@ -145,6 +169,8 @@ def test_show_attention_grid_bad_input_names_the_panel(tmp_path):
         viz.show_attention_grid([], tmp_path / "g.png")
     with pytest.raises(ValueError, match="ncols: expected a positive int, got 0"):
         viz.show_attention_grid([good], tmp_path / "g.png", ncols=0)
+    with pytest.raises(TypeError, match="max_width: expected a real number > 2 .* got 'wide'"):
+        viz.show_attention_grid([good], tmp_path / "g.png", max_width="wide")
     with pytest.raises(TypeError, match=r"src_tokens: expected a list of tokens \(str\), got str"):
         viz.show_heatmaps(np.eye(2), "ab", ["c", "d"], tmp_path / "g.png")
 

@@ -15,6 +15,8 @@ AS_NOTEBOOKS = ("02_rnn_by_hand", "06_attention")
 NOTEBOOK_MODULES = ("jupytext", "nbclient", "ipykernel")
 """What the notebooks extra installs for writing and executing notebooks."""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+COLUMN_PX = 736
+"""The book's text column in pixels, as tutorials/_common.py draws for it."""
 RAW_TEX = re.compile(r"\$\$|:math:`|\.\. math::|\\(?:frac|begin|end|left|right|leftarrow|rightarrow|sum|prod|"
                      r"odot|mathbb|mathcal|mathrm|top|sigma|partial|text|operatorname|tanh|cdot|times|alpha|"
                      r"quad|qquad|sqrt|exp|log|ell|hat|tilde)\b")
@@ -34,12 +36,19 @@ def as_scripts() -> list:
 
 
 def check_png(path: pathlib.Path):
-    """``path`` is a readable PNG of at least 100 x 100 pixels that is not blank."""
+    """``path`` is a readable PNG of at least 100 x 100 pixels that is not blank, no wider than the book's column
+    (it is never scaled down there), and says what it shows in its ``Description`` (the book's alt text)."""
     data = path.read_bytes()
     assert data.startswith(PNG_SIGNATURE), f"{path.name}: not a PNG file"
     from matplotlib import image
+    from PIL import Image
 
     pixels = image.imread(str(path))
     assert pixels.ndim == 3 and pixels.shape[0] >= 100 and pixels.shape[1] >= 100, \
         f"{path.name}: unexpected image shape {pixels.shape}"
     assert float(pixels[..., :3].std()) > 0.01, f"{path.name}: the image is blank"
+    assert pixels.shape[1] <= COLUMN_PX, f"{path.name}: {pixels.shape[1]} px wide, wider than the book's column"
+    with Image.open(path) as png:
+        description = png.text.get("Description", "")
+    assert len(description.split()) >= 4, f"{path.name}: no sentence saying what it shows (Description: " \
+                                            f"{description!r}); save it with _common.save_figure"

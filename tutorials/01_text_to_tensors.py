@@ -22,7 +22,7 @@ import collections
 import math
 
 import numpy as np
-from _common import FAST, code, equations, figure_path, show
+from _common import FAST, code, equations, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -150,7 +150,7 @@ slope, intercept = np.polyfit(np.log(ranks[middle]), np.log(freqs[1][middle]), 1
 print(f"fitted Zipf exponent alpha = {-slope:.2f}")
 
 # %%
-fig = Figure(figsize=(6.0, 4.2), layout="constrained")
+fig = Figure(figsize=(7.2, 4.8), layout="constrained")
 FigureCanvasAgg(fig)
 ax = fig.subplots()
 for n, label in ((1, "unigrams (words)"), (2, "bigrams"), (3, "trigrams")):
@@ -162,9 +162,10 @@ ax.set_ylabel("count $f(r)$")
 ax.set_title("Zipf's law on the pydoc prose")
 ax.grid(True, which="both", alpha=0.3)
 ax.legend()
-path = figure_path("01_zipf.png")
-fig.savefig(path, dpi=100)
-show(path)
+show(save_figure(fig, "01_zipf.png", alt="Count against rank on log-log axes for the words, bigrams and trigrams "
+                 "of the pydoc prose: the word curve is close to a straight line, matched by a dashed fitted power "
+                 "law over the middle ranks, and the bigram and trigram curves are flatter, with long tails of "
+                 "n-grams seen once."))
 
 # %% [markdown]
 # ## Language models and perplexity
@@ -278,31 +279,37 @@ for level, name, k, train_ppl, valid_ppl, size in rows:
 # The development curves show the trade-off that $k$ controls:
 
 # %%
-fig = Figure(figsize=(10.0, 3.8), layout="constrained")
+fig = Figure(figsize=(7.2, 7.6), layout="constrained")
 FigureCanvasAgg(fig)
-axes = fig.subplots(1, 2)
+axes = fig.subplots(2, 1, sharex=True)
 for ax, level in zip(axes, ("char", "word")):
     for order, name in ((1, "unigram"), (2, "bigram"), (3, "trigram")):
         curve = dev_curves[level, order]
         ax.semilogx(list(curve), list(curve.values()), marker="o", label=name)
-    ax.set_xlabel("pseudo-count $k$")
-    ax.set_ylabel("perplexity on the development set")
+    ax.set_ylabel("development perplexity")
     ax.set_title(f"{level} level")
     if level == "word":
         ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-path = figure_path("01_add_k.png")
-fig.savefig(path, dpi=100)
-show(path)
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3)
+axes[1].set_xlabel("pseudo-count $k$")
+show(save_figure(fig, "01_add_k.png", alt="Perplexity on the development set against the pseudo-count k of add-k "
+                 "smoothing, for the unigram, bigram and trigram models, at the character level above and the "
+                 "word level below: the character curves are nearly flat up to k = 1, while the word bigram and "
+                 "trigram curves have a clear minimum, the trigram's further left, and the word unigram curve falls "
+                 "towards the largest k."))
 
 # %% [markdown]
 # At the character level $k$ hardly matters: most contexts were seen hundreds of times,
 # and a pseudo-count of 1 is noise next to that (only the trigram, whose contexts are
-# rarer, starts to suffer above $k = 1$). At the word level each curve has
-# a clear minimum: to its right the pseudo-counts drown the real ones (towards the
-# uniform perplexity of about 2700), to its left unseen continuations get so little mass
-# that each one costs a lot. The higher the order, the further left the minimum.
+# rarer, starts to suffer above $k = 1$). At the word level the bigram and trigram
+# curves each have a clear minimum: to its right the pseudo-counts drown the real ones
+# (towards the uniform perplexity $|V|$, the last column of the table), to its left
+# unseen continuations get so little mass that each one costs a lot. The higher the
+# order, the further left the minimum. The unigram curve instead falls almost all the way
+# to the largest $k$ of the grid (its best $k$ in the table is one of the two largest):
+# its only context is seen once per training word, thousands of times, so the
+# pseudo-counts start to drown the real counts only at the right end of the grid.
 #
 # ## What a perplexity of about 6 sounds like
 #

@@ -15,7 +15,7 @@
 
 # %%
 import numpy as np
-from _common import FAST, code, equations, figure_path, show
+from _common import FAST, code, equations, figure_path, save_figure, show
 
 from npseq.functional import rnn_backward, rnn_forward, rnn_step_backward, rnn_step_forward, sequence
 from npseq.gradcheck import check_function, check_module, rel_error
@@ -95,9 +95,11 @@ print("the cache is a named tuple:", type(cache).__name__, cache._fields,
 # The pre-activation is linear in everything else, so each gradient is a product with
 # $da_t$ (shapes in brackets):
 #
-# $$dx_t = da_t W_x^\top\ [N \times D], \quad dh_{t-1} = da_t W_h^\top\ [N \times H], \quad
-#   dW_x = x_t^\top da_t\ [D \times H], \quad dW_h = h_{t-1}^\top da_t\ [H \times H], \quad
-#   db = \textstyle\sum_n da_{t,n}\ [H].$$
+# $$\begin{aligned}
+#   dx_t &= da_t W_x^\top\ [N \times D], & dh_{t-1} &= da_t W_h^\top\ [N \times H], \\
+#   dW_x &= x_t^\top da_t\ [D \times H], & dW_h &= h_{t-1}^\top da_t\ [H \times H], \qquad
+#   db = \textstyle\sum_n da_{t,n}\ [H].
+# \end{aligned}$$
 #
 # A useful check of any such formula: each weight gradient has the shape of its
 # weight, and a sum over the batch appears exactly where the weight is shared by
@@ -229,9 +231,13 @@ for sigma in SCALES:
     print(f"sigma = {sigma}: mean |h_t| = {np.abs(outputs).mean():.2f}, ||g_T|| = {step_norms[-1]:.2f}, "
           f"||g_1|| = {step_norms[0]:.2e}")
 
-path = plot_grad_norms(norms, figure_path("02_grad_norms_through_time.png"),
-                       title=r"$\|\partial L/\partial h_t\|$, loss at $t = T$ only, $W_h = \sigma Q$")
-show(path)
+_, fig = plot_grad_norms(norms, figure_path("02_grad_norms_through_time.png"), return_figure=True,
+                         title=r"$\|\partial L/\partial h_t\|$, loss at $t = T$ only, $W_h = \sigma Q$")
+show(save_figure(fig, "02_grad_norms_through_time.png", alt="The norm of the gradient of the loss with respect to "
+                 "the state h_t against the time step t, on a log scale, for W_h = sigma Q with sigma 0.5, 1, 1.5 "
+                 "and 2. Going back in time from the loss at the right end, the curves are close to straight "
+                 "lines: they fall steeply for sigma 0.5 and more gently for 1, and rise for 2 and, more slowly, "
+                 "for 1.5."))
 
 # %% [markdown]
 # (The plot counts steps from 0, so the loss sits at the right end, $t = 99$.) On the

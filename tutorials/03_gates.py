@@ -15,7 +15,7 @@
 
 # %%
 import numpy as np
-from _common import FAST, code, equations, figure_path, show
+from _common import FAST, code, equations, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -54,8 +54,13 @@ rng = np.random.default_rng(0)
 # For the candidate there are two published forms, and they are different functions,
 # not two ways of writing the same one:
 #
-# $$\text{reset before (Cho et al. 2014):}\quad n = \tanh\big(x W_{xn} + b_{xn} + (r \odot h) W_{hn} + b_{hn}\big),$$
-# $$\text{reset after (cuDNN, PyTorch, Keras):}\quad n = \tanh\big(x W_{xn} + b_{xn} + r \odot (h W_{hn} + b_{hn})\big).$$
+# * reset before (Cho et al. 2014):
+#
+#   $$n = \tanh\big(x W_{xn} + b_{xn} + (r \odot h) W_{hn} + b_{hn}\big),$$
+#
+# * reset after (cuDNN, PyTorch, Keras):
+#
+#   $$n = \tanh\big(x W_{xn} + b_{xn} + r \odot (h W_{hn} + b_{hn})\big).$$
 #
 # `gru_step_forward` implements both (`reset_after=False` is the textbook form), one line
 # per equation; `r_`, `z_`, `n_` name the three column blocks of the weights:
@@ -111,9 +116,11 @@ print("same weights, reset before vs after: max difference", np.abs(before - aft
 # The LSTM keeps two states: the hidden state $h_t$ (its output) and a cell state
 # $c_t$ (its memory). Gate order in npseq is $[i, f, o, g]$, one product for all four:
 #
-# $$a = x W_x + h_{t-1} W_h + b = [a_i, a_f, a_o, a_g], \qquad
-#   i, f, o = \sigma(a_i), \sigma(a_f), \sigma(a_o), \qquad g = \tanh(a_g),$$
-# $$c_t = f \odot c_{t-1} + i \odot g, \qquad h_t = o \odot \tanh(c_t).$$
+# $$\begin{aligned}
+#   a &= x W_x + h_{t-1} W_h + b = [a_i, a_f, a_o, a_g], \\
+#   i, f, o &= \sigma(a_i), \sigma(a_f), \sigma(a_o), \qquad g = \tanh(a_g), \\
+#   c_t &= f \odot c_{t-1} + i \odot g, \qquad h_t = o \odot \tanh(c_t).
+# \end{aligned}$$
 #
 # The input gate $i$ admits the candidate $g$, the forget gate $f$ keeps the old memory
 # and the output gate $o$ decides how much of the memory is shown. The memory update
@@ -322,23 +329,25 @@ for (setting, cell), norms in flow.items():
     print(f"{setting:<9} {cell:<5} {norms[-1]:>8.3f} {norms[-11]:>11.2e} {norms[-26]:>11.2e} {norms[0]:>9.2e}")
 
 # %%
-fig = Figure(figsize=(10.5, 4.0), layout="constrained")
+fig = Figure(figsize=(7.2, 7.6), layout="constrained")
 FigureCanvasAgg(fig)
-axes = fig.subplots(1, 2, sharey=True)
+axes = fig.subplots(2, 1, sharex=True, sharey=True)
 titles = {"default": "default initialisation",
           "remember": "gate biases +2 (GRU update $z$, LSTM forget $f$)"}
 for ax, setting in zip(axes, ("default", "remember")):
     for cell, colour in (("RNN", "C0"), ("GRU", "C1"), ("LSTM", "C2")):
         ax.semilogy(range(T_FLOW), flow[setting, cell], color=colour, marker="o", markersize=2.5, label=cell)
     ax.set_title(titles[setting])
-    ax.set_xlabel("time step $t$ (loss at $t = 49$)")
+    ax.set_ylabel(r"$\|\partial L / \partial h_t\|$")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-axes[0].set_ylabel(r"$\|\partial L / \partial h_t\|$")
-fig.suptitle(f"Gradient flow over {T_FLOW} steps, H = {H_FLOW}: vanilla RNN vs GRU vs LSTM")
-path = figure_path("03_gradient_flow_rnn_gru_lstm.png")
-fig.savefig(path, dpi=100)
-show(path)
+axes[1].set_xlabel(f"time step $t$ (loss at $t = {T_FLOW - 1}$)")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3,
+           title=f"gradient flow over {T_FLOW} steps, H = {H_FLOW}")
+show(save_figure(fig, "03_gradient_flow_rnn_gru_lstm.png", alt="The norm of the gradient with respect to the "
+                 "state h_t against the time step t, on a log scale, for a vanilla RNN, a GRU and an LSTM, at the "
+                 "default initialisation above and with the gates biased to remember below. Above, all three "
+                 "curves fall steadily back in time; below, the GRU and LSTM curves fall only slowly while the "
+                 "RNN's falls as steeply as before."))
 
 # %% [markdown]
 # What the two panels say:

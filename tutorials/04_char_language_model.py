@@ -20,9 +20,10 @@
 import time
 
 import numpy as np
-from _common import FAST, code, equations, figure_path, show
+from _common import FAST, code, equations, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 import npseq
@@ -33,11 +34,13 @@ from npseq.models import RNNLM, NGramLM
 from npseq.optim import Adam
 from npseq.train import predict, train_lm, train_lm_step
 
-# Full mode: the whole corpus, and runs of about half a minute each on one core.
-NUM_CHARS = 20_000 if FAST else None
-HIDDEN = 32 if FAST else 128
-EPOCHS = 2 if FAST else 8
-BATCH_SIZE = 32
+# Full mode: the whole corpus, and runs of about half a minute each on one core. Fast mode, which the book shows:
+# about 10 s of training in all, enough for the curves below to show what the text says of them; half the batch
+# size doubles the number of updates that its small corpus gives.
+NUM_CHARS = 35_000 if FAST else None
+HIDDEN = 128
+EPOCHS = 5 if FAST else 8
+BATCH_SIZE = 16 if FAST else 32
 LR = 0.005
 
 ids, vocab = load_corpus(level="char", max_tokens=NUM_CHARS)
@@ -94,24 +97,27 @@ def partition_map(make, length=40, batch_size=3, num_steps=4, seed=0):
     return batch_of, row_of
 
 
-fig = Figure(figsize=(12.0, 2.8), layout="constrained")
+fig = Figure(figsize=(7.2, 3.8), layout="constrained")
 FigureCanvasAgg(fig)
-axes = fig.subplots(2, 1)
+axes = fig.subplots(2, 1, sharex=True)
 colours = np.array([[0.85, 0.85, 0.85, 1.0], [0.40, 0.60, 0.90, 1.0], [0.95, 0.65, 0.30, 1.0],
                     [0.45, 0.80, 0.45, 1.0]])
 for ax, (name, make) in zip(axes, (("random", seq_data_iter_random), ("sequential", seq_data_iter_sequential))):
     batch_of, row_of = partition_map(make)
     ax.imshow(colours[batch_of + 1][None], aspect="auto")
     for position, (b, i) in enumerate(zip(batch_of, row_of)):
-        ax.text(position, 0, "-" if b < 0 else f"r{i}", ha="center", va="center", fontsize=8)
-    ax.set_yticks([0], [name])
-    ax.set_xticks(range(0, 40, 4))
-axes[1].set_xlabel("position in the stream (light grey: not read; colour: batch 0 blue, 1 orange, 2 green; "
-                   "r$i$: row $i$ of that batch)")
-fig.suptitle("Which batch and row reads each token: random vs sequential partitioning (N = 3, T = 4)")
-path = figure_path("04_partitions.png")
-fig.savefig(path, dpi=100)
-show(path)
+        ax.text(position, 0, "-" if b < 0 else str(i), ha="center", va="center")
+    ax.set_yticks([])
+    ax.set_title(f"{name} partitioning")
+axes[1].set_xticks(range(0, 40, 4))
+axes[1].set_xlabel("position in the stream; in each cell, the row that reads it")
+fig.legend([Patch(color=colour) for colour in colours], ["not read", "batch 0", "batch 1", "batch 2"],
+           loc="outside upper center", ncols=4)
+show(save_figure(fig, "04_partitions.png", alt="Two strips of the 40 positions of a toy stream, for random and for "
+                 "sequential partitioning with N = 3 and T = 4, each position coloured by the batch that reads it "
+                 "and labelled with the row. In the random strip the batches and rows are shuffled; in the "
+                 "sequential one each row reads one continuous stretch, moving on by four positions from batch "
+                 "to batch."))
 
 # %% [markdown]
 # ## Truncated backpropagation through time
@@ -166,17 +172,18 @@ assert report.ok
 # Four GRU language models that differ in one thing each: random or sequential
 # partitioning, and a truncation length of $T = 5$ or $T = 35$ steps. Everything else is
 # shared: the seed, the hidden size, Adam with learning rate 0.005, clipping at global
-# norm 1, batch size 32, the number of epochs, and the evaluation, which reads the
-# validation text as 16 continuous rows with the state carried across chunks (so all four
-# are scored on the same predictions with the same context). Each epoch passes over the
-# same number of training characters, so $T = 5$ makes seven times as many updates
-# per epoch as $T = 35$.
+# norm 1, the batch size, the number of epochs (all printed below), and the evaluation,
+# which reads the validation text as 16 continuous rows with the state carried across
+# chunks (so all four are scored on the same predictions with the same context). Each
+# epoch passes over the same number of training characters, so $T = 5$ makes seven times
+# as many updates per epoch as $T = 35$.
 #
 # As a reference, the character trigram model of tutorial 1 on the same split.
 
 # %%
 trigram_ppl = NGramLM(3, 0.1, len(vocab)).fit(train_ids).perplexity(valid_ids)
 print(f"trigram (add-k, k = 0.1) validation perplexity: {trigram_ppl:.2f}")
+print(f"GRU, H = {HIDDEN}; Adam, learning rate {LR}; batch size {BATCH_SIZE}; {EPOCHS} epochs")
 
 runs = {}
 for partition in ("random", "sequential"):
@@ -192,9 +199,9 @@ for partition in ("random", "sequential"):
               f"validation PPL {history.valid_ppl[-1]:.2f}")
 
 # %%
-fig = Figure(figsize=(11.0, 4.6), layout="constrained")
+fig = Figure(figsize=(7.2, 7.6), layout="constrained")
 FigureCanvasAgg(fig)
-axes = fig.subplots(1, 2, sharey=True)
+axes = fig.subplots(2, 1, sharex=True, sharey=True)
 epochs = np.arange(1, EPOCHS + 1)
 for (partition, num_steps), (_, history) in runs.items():
     style = dict(color="C0" if partition == "random" else "C3", linestyle="-" if num_steps == 35 else "--",
@@ -205,21 +212,62 @@ axes[1].axhline(trigram_ppl, color="grey", linestyle=":", label=f"character trig
 axes[0].set_title("training perplexity (during the epoch)")
 axes[1].set_title("validation perplexity (after the epoch)")
 for ax in axes:
-    ax.set_xlabel("epoch")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, alpha=0.3)
-axes[0].set_ylabel("perplexity")
-fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncols=5)
-fig.suptitle(f"GRU language model, H = {HIDDEN}: random vs sequential partitioning, truncation T = 5 vs 35")
-path = figure_path("04_perplexity_curves.png")
-fig.savefig(path, dpi=100)
-show(path)
+    ax.set_ylabel("perplexity")
+axes[1].set_xlabel("epoch")
+fig.legend(*axes[1].get_legend_handles_labels(), loc="outside upper center", ncols=3,
+           title=f"GRU language models, H = {HIDDEN}")
+show(save_figure(fig, "04_perplexity_curves.png", alt="Perplexity against the epoch for four GRU language models, "
+                 "random or sequential partitioning with truncation T = 5 or 35: the training perplexity above, "
+                 "the validation perplexity below, where a dotted line marks the character trigram model's. All "
+                 "four end below that line, random T = 5 well above the other three, sequential T = 5 above both "
+                 "T = 35 models."))
 
 # %% [markdown]
-# What the curves show (full mode; the fast mode is too short to say anything):
+# The numbers behind what the curves show, one line per claim below:
+
+# %%
+valid = {key: history.valid_ppl[-1] for key, (_, history) in runs.items()}
+train = {key: history.train_ppl[-1] for key, (_, history) in runs.items()}
+first_epoch = {key: history.train_ppl[0] for key, (_, history) in runs.items()}
+
+
+def below(a, b):
+    """How far perplexity ``a`` is below ``b``, in % of ``b``, as an integer."""
+    return round(100 * (1 - a / b))
+
+
+def above(a, b):
+    """How far perplexity ``a`` is above ``b``, in % of ``b``, as an integer."""
+    return round(100 * (a / b - 1))
+
+
+worst = max(valid, key=valid.get)
+print(f"all four end below the trigram: the worst, {worst[0]}, T = {worst[1]}, ends at {valid[worst]:.2f}, "
+      f"{below(valid[worst], trigram_ppl)}% below the trigram's {trigram_ppl:.2f}")
+print(f"random T = 5 stays far behind: its validation perplexity ends at {valid['random', 5]:.2f}, "
+      f"{above(valid['random', 5], valid['random', 35])}% above random T = 35's {valid['random', 35]:.2f}")
+print(f"random T = 5's training perplexity ends at {train['random', 5]:.2f}, "
+      f"{above(train['random', 5], train['random', 35])}% above random T = 35's {train['random', 35]:.2f}")
+runner_up = min((key for key in runs if key != ("sequential", 5)), key=first_epoch.get)
+print(f"sequential T = 5 falls fastest in epoch 1: its training perplexity over that epoch is "
+      f"{first_epoch['sequential', 5]:.2f}, {below(first_epoch['sequential', 5], first_epoch[runner_up])}% below "
+      f"the next lowest, {runner_up[0]} T = {runner_up[1]}'s {first_epoch[runner_up]:.2f}")
+print(f"sequential T = 5 ends clearly worse: its validation perplexity ends at {valid['sequential', 5]:.2f}, "
+      f"{above(valid['sequential', 5], valid['sequential', 35])}% above sequential T = 35's "
+      f"{valid['sequential', 35]:.2f}")
+low, high = sorted((valid['random', 35], valid['sequential', 35]))
+print(f"random and sequential T = 35 end close: validation perplexity {valid['random', 35]:.2f} and "
+      f"{valid['sequential', 35]:.2f}, the lower {100 * low / high:.1f}% of the higher")
+print(f"sequential T = 35 has the lower training perplexity: it ends at {train['sequential', 35]:.2f}, "
+      f"{below(train['sequential', 35], train['random', 35])}% below random T = 35's {train['random', 35]:.2f}")
+
+# %% [markdown]
+# What the curves show:
 #
-# * **All four beat the trigram model** from the first epoch on: a recurrent state
-#   summarises far more than the last two characters.
+# * **All four end below the trigram model**: a recurrent state summarises far more than
+#   the last two characters.
 # * **With random partitioning, $T$ is the context length.** The $T = 5$ model never saw
 #   more than five characters of context in training, and it stays far behind: it is, in
 #   effect, a smooth 6-gram model. Its training perplexity is also high for the same
@@ -228,9 +276,9 @@ show(path)
 # * **With sequential partitioning, the state carries the context across batches**, so
 #   even $T = 5$ sees long contexts in the forward pass, and its training perplexity falls
 #   fastest in the first epoch (seven times as many updates). But its gradient never
-#   reaches more than five steps back: its validation perplexity stalls early and ends
-#   clearly worse than with $T = 35$. What truncation removes is the training signal for
-#   long dependencies, not the dependencies themselves.
+#   reaches more than five steps back: its validation perplexity levels off within a few
+#   epochs and ends clearly worse than with $T = 35$. What truncation removes is the
+#   training signal for long dependencies, not the dependencies themselves.
 # * **Random vs sequential at $T = 35$** end close. Sequential has the lower training
 #   perplexity (it always has context; random windows start blind), while random, whose
 #   batches are reshuffled every epoch, generalises as well or slightly better here.
@@ -258,19 +306,22 @@ with npseq.no_grad():
     logits, _ = model.eval()(np.array([vocab[list(prefix)]]))
 z = logits[0, -1].astype(np.float64)
 order = np.argsort(-z)[:12]
-fig = Figure(figsize=(10.0, 3.6), layout="constrained")
+fig = Figure(figsize=(7.2, 4.6), layout="constrained")
 FigureCanvasAgg(fig)
-axes = fig.subplots(1, 3, sharey=True)
-for ax, tau in zip(axes, (0.5, 1.0, 1.5)):
+ax = fig.subplots()
+bar_width = 0.27
+for offset, (tau, colour) in enumerate(zip((0.5, 1.0, 1.5), ("C2", "C0", "C1"))):
     p, _ = softmax_forward(z / tau)
-    ax.bar(range(len(order)), p[order], color="C2")
-    ax.set_xticks(range(len(order)), [repr(c)[1:-1] if c != " " else "␣" for c in vocab.to_tokens(order.tolist())])
-    ax.set_title(rf"$\tau = {tau}$" + f"\nlargest p {p[order[0]]:.2f}, entropy {-(p * np.log(p)).sum():.2f} nats")
-axes[0].set_ylabel(f"p(next char | {prefix!r})")
-fig.suptitle("Temperature reshapes the next-character distribution (12 most likely characters)")
-path = figure_path("04_temperature.png")
-fig.savefig(path, dpi=100)
-show(path)
+    ax.bar(np.arange(len(order)) + (offset - 1) * bar_width, p[order], bar_width, color=colour,
+           label=rf"$\tau = {tau}$: largest p {p[order[0]]:.2f}, entropy {-(p * np.log(p)).sum():.2f} nats")
+ax.set_xticks(range(len(order)), [repr(c)[1:-1] if c != " " else "␣" for c in vocab.to_tokens(order.tolist())])
+ax.set_xlabel(f"the {len(order)} most likely next characters")
+ax.set_ylabel(f"p(next char | {prefix!r})")
+fig.legend(loc="outside upper center")
+show(save_figure(fig, "04_temperature.png", alt="The probabilities of the 12 most likely characters after the "
+                 "prefix 'the value of ', as bars side by side for the temperatures 0.5, 1 and 1.5: the lower the "
+                 "temperature, the more probability goes to the first few characters; the higher, the flatter the "
+                 "distribution and the larger its entropy."))
 
 # %%
 print("greedy   :", repr(predict(model, "the ", 160, vocab)))

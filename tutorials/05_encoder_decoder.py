@@ -23,9 +23,10 @@
 import math
 
 import numpy as np
-from _common import FAST, code, equations, figure_path, show
+from _common import FAST, code, equations, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from npseq import no_grad
 from npseq.data import load_task
@@ -86,8 +87,10 @@ print(code(Seq2SeqDecoder._step))
 # %%
 print(code(teacher_forcing_inputs))
 
-NUM_EXAMPLES, EPOCHS, HIDDEN = (1000, 4, 32) if FAST else (3000, 12, 32)
-data = load_task("numbers", batch_size=64, num_examples=NUM_EXAMPLES, split=(2 / 3, 0.0, 1 / 3), seed=0)
+# Fast mode trains a wider model on fewer examples, in smaller batches with larger steps: in half the updates of
+# the full run it gets as far, to the few mistakes left that the figures at the end are about.
+NUM_EXAMPLES, EPOCHS, HIDDEN, BATCH_SIZE, LR = (1200, 7, 64, 32, 0.01) if FAST else (3000, 12, 32, 64, 0.005)
+data = load_task("numbers", batch_size=BATCH_SIZE, num_examples=NUM_EXAMPLES, split=(2 / 3, 0.0, 1 / 3), seed=0)
 src_vocab, tgt_vocab = data.src_vocab, data.tgt_vocab
 BOS, EOS = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
 X_test, X_len_test, Y_test, Y_len_test = data.test.arrays
@@ -199,20 +202,23 @@ print("batch size  " + "  ".join(f"{reduction:>8}" for reduction in norms))
 for i, size in enumerate(BATCH_SIZES):
     print(f"{size:>10}  " + "  ".join(f"{norms[reduction][i]:8.3f}" for reduction in norms))
 
-figure = Figure(figsize=(5.5, 3.8), layout="constrained")
+figure = Figure(figsize=(7.2, 4.6), layout="constrained")
 FigureCanvasAgg(figure)
 ax = figure.subplots()
 for reduction, values in norms.items():
     ax.loglog(BATCH_SIZES, values, marker="o", label=f'reduction="{reduction}"')
 ax.axhline(1.0, color="black", linestyle="--", linewidth=1, label=r"clipping threshold $\theta = 1$")
 ax.set_xlabel("batch size N")
-ax.set_ylabel("global gradient norm (before clipping)")
-ax.set_title("one model, one batch, three reductions")
-ax.legend(fontsize=8)
+ax.set_xticks(BATCH_SIZES, [str(size) for size in BATCH_SIZES])
+ax.set_xticks([], minor=True)
+ax.set_ylabel("gradient norm before clipping")
+ax.set_title("one untrained model, three reductions")
 ax.grid(True, which="both", alpha=0.3)
-path = figure_path("05_reduction_grad_norms.png")
-figure.savefig(path, dpi=100)
-show(path)
+figure.legend(loc="outside lower center", ncols=2)
+show(save_figure(figure, "05_reduction_grad_norms.png", alt=(
+    "Log-log plot of the global gradient norm of one untrained model against the batch size, for the reductions "
+    "mean, d2l and sum, with the clipping threshold 1 as a dashed line. The mean stays level below the threshold; "
+    "d2l and sum lie above it and grow with the batch.")))
 
 # %% [markdown]
 # The per-token mean keeps the norm roughly constant as the batch grows (a larger batch
@@ -323,7 +329,7 @@ def evaluate_epoch(epoch, history):
           f"greedy {stats['after 1st mistake (greedy)']:.3f} ({stats['positions after 1st mistake']} positions)")
 
 
-history = train_seq2seq(model, data.train, tgt_vocab, Adam(model.parameters(), lr=0.005), EPOCHS, clip=1.0,
+history = train_seq2seq(model, data.train, tgt_vocab, Adam(model.parameters(), lr=LR), EPOCHS, clip=1.0,
                         progress=False, on_epoch_end=evaluate_epoch)
 assert all(e["exact (teacher-forced)"] == e["exact (greedy)"] for e in evaluations)
 
@@ -333,68 +339,94 @@ assert all(e["exact (teacher-forced)"] == e["exact (greedy)"] for e in evaluatio
 # and the gap is made almost entirely of the positions after a first mistake. There the
 # teacher-forced decoder, handed the right prefix again, is usually right, while the
 # greedy decoder, continuing from a prefix that training never showed it, is wrong much
-# more often. The figure shows where in the sequence this happens, at an early
-# checkpoint (the model still makes many mistakes) and at the end of training, and how
-# the accuracy after a first mistake evolves.
+# more often. The first figure shows where in the sequence this happens, at an early
+# checkpoint (the model still makes many mistakes) and at the end of training.
 
 # %%
-early = min(2, len(evaluations) - 1)  # the third epoch (the second in fast mode)
+early = 1  # the second epoch: the model still makes many mistakes
 T = Y_test.shape[1]
 counts = (np.arange(T)[None, :] < Y_len_test[:, None]).sum(axis=0)
 shown = counts >= 20  # positions with too few test targets give noisy rates
-figure = Figure(figsize=(11.0, 3.8), layout="constrained")
+positions = np.arange(1, T + 1)[shown]
+figure = Figure(figsize=(7.2, 5.0), layout="constrained")
 FigureCanvasAgg(figure)
-left, right = figure.subplots(1, 2)
+ax = figure.subplots()
 for index, color in ((early, "tab:orange"), (len(evaluations) - 1, "tab:blue")):
     stats = evaluations[index]
-    positions = np.arange(1, T + 1)[shown]
-    left.plot(positions, stats["per position (teacher-forced)"][shown], color=color, marker="o", markersize=3,
-              label=f"epoch {index + 1}, teacher-forced")
-    left.plot(positions, stats["per position (greedy)"][shown], color=color, marker="s", markersize=3,
-              linestyle="--", label=f"epoch {index + 1}, greedy")
-left.set_xlabel("target position t (1 = first token)")
-left.set_ylabel("accuracy at position t")
-left.set_title("per-position accuracy on the test set")
-left.legend(fontsize=8)
-left.grid(True, alpha=0.3)
+    ax.plot(positions, stats["per position (teacher-forced)"][shown], color=color, marker="o",
+            label=f"epoch {index + 1}, teacher-forced")
+    ax.plot(positions, stats["per position (greedy)"][shown], color=color, marker="s", linestyle="--",
+            label=f"epoch {index + 1}, greedy")
+ax.set_xlabel("target position t (1 = first token)")
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+ax.set_ylabel("accuracy at position t")
+ax.set_title("per-position accuracy on the test set")
+ax.grid(True, alpha=0.3)
+figure.legend(loc="outside lower center", ncols=2)
+show(save_figure(figure, "05_accuracy_by_position.png", alt=(
+    "Accuracy at each target position on the test set, teacher-forced (solid) and greedy (dashed), early in "
+    "training and at its end. Early on, the greedy curve falls further below the teacher-forced one the later "
+    "the position; at the end the curves lie close together.")))
+gap = 100 * (evaluations[early]["per position (teacher-forced)"] - evaluations[early]["per position (greedy)"])[shown]
+half = len(positions) // 2
+print(f"epoch {early + 1}, greedy below teacher-forced by {gap[:half].mean():.0f} points on positions "
+      f"{positions[0]}-{positions[half - 1]}, by {gap[half:].mean():.0f} points on positions "
+      f"{positions[half]}-{positions[-1]}")
+
+# %% [markdown]
+# The teacher-forced curves do not fall with the position, while the greedy curves fall
+# further below them the later the position (the gaps printed under the figure): a
+# position late in the output has more earlier positions at which a first mistake can
+# have happened, and after it the greedy decoder is running on its own errors. (The
+# alternating pattern comes from the French: the separators `-` and words such as `cent`
+# and `mille` at fixed places are easy, the digits' words are hard.) The second figure
+# follows the tokens after a sequence's first mistake through training.
+
+# %%
 epochs = np.arange(1, len(evaluations) + 1)
-right.plot(epochs, [e["after 1st mistake (teacher-forced)"] for e in evaluations], marker="o",
-           label="after the first mistake, teacher-forced")
-right.plot(epochs, [e["after 1st mistake (greedy)"] for e in evaluations], marker="s", linestyle="--",
-           label="after the first mistake, greedy")
-right.plot(epochs, [e["exact (greedy)"] for e in evaluations], marker="^", color="gray",
-           label="exact match (both readings)")
-right.set_xlabel("epoch")
-right.set_ylabel("accuracy")
-right.set_title("tokens after a sequence's first mistake")
-right.legend(fontsize=8)
-right.grid(True, alpha=0.3)
-path = figure_path("05_error_accumulation.png")
-figure.savefig(path, dpi=100)
-show(path)
+after_forced = np.array([e["after 1st mistake (teacher-forced)"] for e in evaluations])
+after_greedy = np.array([e["after 1st mistake (greedy)"] for e in evaluations])
+exact = np.array([e["exact (greedy)"] for e in evaluations])
+figure = Figure(figsize=(7.2, 5.0), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
+ax.plot(epochs, after_forced, marker="o", label="after the first mistake, teacher-forced")
+ax.plot(epochs, after_greedy, marker="s", linestyle="--", label="after the first mistake, greedy")
+ax.plot(epochs, exact, marker="^", color="gray", label="exact match (both readings)")
+ax.set_xlabel("epoch")
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+ax.set_ylabel("accuracy")
+ax.set_title("tokens after a sequence's first mistake")
+ax.grid(True, alpha=0.3)
+figure.legend(loc="outside lower center")
+show(save_figure(figure, "05_after_first_mistake.png", alt=(
+    "Accuracy on the tokens after a sequence's first mistake, teacher-forced and greedy, and the exact-match "
+    "rate, against the epoch. The greedy curve lies below the teacher-forced one throughout and falls late in "
+    "training, while the exact-match rate climbs.")))
+forced_end, greedy_end, greedy_best = (round(100 * value) for value in (after_forced[-1], after_greedy[-1],
+                                                                        after_greedy.max()))
+print(f"epoch {len(evaluations)}: exact match {exact[-1]:.0%}; after a first mistake teacher-forced {forced_end}%, "
+      f"greedy {greedy_end}%, {forced_end - greedy_end} points lower")
+print(f"greedy after a first mistake: highest {greedy_best}% (epoch {np.argmax(after_greedy) + 1}), then down "
+      f"{greedy_best - greedy_end} points by epoch {len(evaluations)}")
 
 outputs = greedy_search_batch(model, X_test, X_len_test, bos_id=BOS, eos_id=EOS, max_len=T)
 references = [Y_test[i, :Y_len_test[i] - 1].tolist() for i in range(len(Y_test))]  # without <eos>
 wrong = [i for i, (out, ref) in enumerate(zip(outputs, references)) if out != ref]
-print(f"final model: {len(wrong)} of {len(references)} greedy outputs are wrong, "
-      f"{sum(len(outputs[i]) != len(references[i]) for i in wrong)} of them with a wrong length")
+wrong_length = sum(len(outputs[i]) != len(references[i]) for i in wrong)
+print(f"final model: {len(wrong)} of {len(references)} greedy outputs are wrong, {wrong_length} of them "
+      f"({wrong_length / max(len(wrong), 1):.0%}) with a wrong length")
 for i in wrong[:6]:
     print(f"  {data.detokenize_source(X_test[i, :X_len_test[i] - 1]):45} reference {data.detokenize(references[i]):32} "
           f"greedy {data.detokenize(outputs[i])}")
 
 # %% [markdown]
-# On the left, the teacher-forced curves stay high at every position, while the greedy
-# curves fall further below them the later the position: a position late in the output
-# has more earlier positions at which a first mistake can have happened, and after it
-# the greedy decoder is running on its own errors. (The alternating pattern comes from
-# the French: the separators `-` and words such as `cent` and `mille` at fixed places
-# are easy, the digits' words are hard.) On the right, the accuracy after a first
-# mistake stays far lower for the greedy decoder than for the teacher-forced one, even
-# when the exact-match rate is high: once derailed, the free-running model rarely
-# recovers. Late in training the greedy curve even falls: the few mistakes left are
-# mostly ones that change the length of the output (a word dropped or added; see the
-# counts and examples printed under the figure), and a changed length shifts every
-# later token out of place.
+# The accuracy after a first mistake stays far lower for the greedy decoder than for the
+# teacher-forced one, even when the exact-match rate is high: once derailed, the
+# free-running model rarely recovers. Late in training the greedy curve even falls: the
+# few mistakes left are mostly ones that change the length of the output (a word dropped
+# or added; see the counts and examples printed under the figure), and a changed length
+# shifts every later token out of place.
 #
 # This mismatch between training (always the reference prefix) and use (the model's own
 # prefix) is called *exposure bias*. The remedies are to make mistakes rarer (a better
@@ -427,7 +459,7 @@ for i in wrong[:6]:
 #    Adam settings. Record `history.grad_norm` and compare it with the `"mean"` run:
 #    how many steps were clipped in each? Does the final exact match change?
 # 4. Train with scheduled sampling, `train_seq2seq(..., sampling_ratio=0.25)`, and redraw
-#    the right panel. Does the greedy accuracy after a first mistake move closer to the
+#    the second figure. Does the greedy accuracy after a first mistake move closer to the
 #    teacher-forced one?
 # 5. Compute, for the final model, the accuracy at each position *counted from the
 #    first mistake* (1, 2, 3 ... positions later) for both readings. Does the greedy

@@ -22,7 +22,7 @@
 import re
 
 import numpy as np
-from _common import FAST, code, equations, figure_path, show
+from _common import COLUMN_PX, DPI, FAST, code, equations, figure_path, save_figure, show
 
 from npseq.data import BatchIterator, load_translation_data
 from npseq.decode import evaluate_translations, translate
@@ -39,6 +39,7 @@ from npseq.train import train_seq2seq
 from npseq.viz import plot_history, show_attention_grid, show_heatmaps
 
 rng = np.random.default_rng(0)
+COLUMN_INCHES = COLUMN_PX / DPI  # the book's text column: the widest a figure may be and still show at its own size
 
 
 # %% [markdown]
@@ -50,9 +51,12 @@ rng = np.random.default_rng(0)
 # encoder states $h_1 \dots h_S$. A *score* $s_{nqk}$ says how well query $q$ matches key $k$;
 # three choices are classic:
 #
-# $$\text{dot:}\quad s_{nqk} = \lambda\, q_{nq} \cdot k_{nk}, \qquad \lambda = 1 \text{ (Luong) or } 1/\sqrt{D} \text{ (scaled, Vaswani et al.)},$$
-# $$\text{general:}\quad s_{nqk} = q_{nq}\, W\, k_{nk}^\top, \qquad W \in \mathbb{R}^{D_q \times D_k},$$
-# $$\text{additive:}\quad s_{nqk} = w_v \cdot \tanh\big(q_{nq} W_q + k_{nk} W_k\big), \qquad W_q \in \mathbb{R}^{D_q \times h},\ W_k \in \mathbb{R}^{D_k \times h},\ w_v \in \mathbb{R}^{h}.$$
+# $$\begin{aligned}
+#   \text{dot:}\quad s_{nqk} &= \lambda\, q_{nq} \cdot k_{nk}, \qquad \lambda = 1 \text{ (Luong) or } 1/\sqrt{D} \text{ (scaled, Vaswani et al.)}, \\
+#   \text{general:}\quad s_{nqk} &= q_{nq}\, W\, k_{nk}^\top, \qquad W \in \mathbb{R}^{D_q \times D_k}, \\
+#   \text{additive:}\quad s_{nqk} &= w_v \cdot \tanh\big(q_{nq} W_q + k_{nk} W_k\big), \\
+#   &\qquad W_q \in \mathbb{R}^{D_q \times h},\ W_k \in \mathbb{R}^{D_k \times h},\ w_v \in \mathbb{R}^{h}.
+# \end{aligned}$$
 #
 # The dot score needs $D_q = D_k$ and has no parameters; the general score learns which
 # query features should match which key features; the additive score is a small MLP on
@@ -121,12 +125,13 @@ scores = np.tile(rng.standard_normal((1, 1, 6)), (1, 5, 1))  # the same scores f
 lens = np.array([[6, 4, 2, 1, 0]])
 weights, _ = masked_softmax(scores, lens)
 print(weights[0].round(3))
-path, figure = show_heatmaps(weights[0], [f"key {k + 1}" for k in range(6)], [f"valid_len = {n}" for n in lens[0]],
-                             figure_path("06_masked_softmax.png"), title="one row of scores, five valid lengths",
-                             return_figure=True)
-figure.axes[0].set_xlabel("keys")
-figure.axes[0].set_ylabel("queries (same scores)")
-figure.savefig(path, dpi=100)
+_, figure = show_heatmaps(weights[0], [f"key {k + 1}" for k in range(6)], [f"valid_len = {n}" for n in lens[0]],
+                          figure_path("06_masked_softmax.png"), title="one row of scores, five valid lengths",
+                          labels=("keys", "queries (same scores)"), return_figure=True)
+path = save_figure(figure, "06_masked_softmax.png",
+                   alt="The weights of one row of six scores (keys across) under five valid lengths, from all six "
+                       "keys down to none (rows): each row spreads its weight over its first valid_len keys, the "
+                       "keys past them are grey, and the last row is all grey.")
 show(path)
 
 # %% [markdown]
@@ -150,9 +155,11 @@ print(f"padding, no valid_lens:  max |change of the context| = {np.abs(unmasked 
 #
 # A backward pass runs the forward in reverse. Additive attention is five steps,
 #
-# $$\hat q = q W_q, \quad \hat k = k W_k, \quad f_{nqk} = \tanh(\hat q_{nq} + \hat k_{nk}), \quad
-#   s_{nqk} = w_v \cdot f_{nqk}, \quad \alpha_{nq\cdot} = \operatorname{masked\_softmax}(s_{nq\cdot}), \quad
-#   c_{nq} = \sum_k \alpha_{nqk} v_{nk},$$
+# $$\begin{aligned}
+#   \hat q &= q W_q, \quad \hat k = k W_k, \quad f_{nqk} = \tanh(\hat q_{nq} + \hat k_{nk}), \quad
+#   s_{nqk} = w_v \cdot f_{nqk}, \\
+#   \alpha_{nq\cdot} &= \operatorname{masked\_softmax}(s_{nq\cdot}), \quad c_{nq} = \sum_k \alpha_{nqk} v_{nk},
+# \end{aligned}$$
 #
 # with shapes $q$ $(N, Q, D_q)$, $k$ $(N, K, D_k)$, $v$ $(N, K, D_v)$, $\hat q$ $(N, Q, h)$, $\hat k$
 # $(N, K, h)$, $f$ $(N, Q, K, h)$, $s$ and $\alpha$ $(N, Q, K)$, $c$ $(N, Q, D_v)$. We are given $dc$, the
@@ -368,8 +375,9 @@ assert report.ok
 #
 # We train one Bahdanau model per task, with the settings of `npseq demo` (a one-layer
 # GRU, 64 hidden units) but a smaller learning rate, and draw its attention weights on
-# test examples it has never seen. `load_translation_data` (in `npseq.data`),
-# `evaluate_translations` and `translate` (in `npseq.decode`) are what the `npseq` command uses too.
+# test examples it has never seen, one figure per task. `load_translation_data` (in
+# `npseq.data`), `evaluate_translations` and `translate` (in `npseq.decode`) are what the
+# `npseq` command uses too.
 
 # %%
 # Fast mode trains less, but enough for the maps to show their pattern (about 98% exact match or more).
@@ -434,26 +442,41 @@ for task in ("numbers", "dates", "reverse"):
     corpora[task] = load_translation_data(task, num_examples=NUM_EXAMPLES, batch_size=128, seed=0)
     models[task], histories[task] = train(task, corpora[task])
 
-panels = [
-    panel(models["numbers"], corpora["numbers"], first_source(corpora["numbers"], r"(seventy|ninety) \w+ ?\w*$"),
-          "numbers"),
-    panel(models["dates"], corpora["dates"], first_source(corpora["dates"], r"^\d{4}/"), "dates, year first"),
-    panel(models["dates"], corpora["dates"], first_source(corpora["dates"], r" of "), "dates, year last"),
-    panel(models["reverse"], corpora["reverse"], first_source(corpora["reverse"], r"^(\w ){6,}"), "reverse"),
-]
-path = show_attention_grid(panels, figure_path("06_attention_three_tasks.png"), ncols=2,
-                           suptitle="Bahdanau attention on unseen test examples (rows: outputs, columns: source)")
-show(path)
-for weights, source, output, title in panels:
-    if title == "numbers":
-        print(f"{title:18} monotone steps {monotone_share(weights):.0%}")
-    elif title == "reverse":
-        print(f"{title:18} weight on the reversal or one position to its right "
-              f"{reversal_mass(weights) + reversal_mass(weights, 1):.0%}")
-    else:
-        weight, start = year_weight(weights, source, output)
-        print(f"{title:18} the year's output digits put {weight:.0%} of their weight on the source's year, "
-              f"positions {start}-{start + 3} of {len(source)}")
+panels = {
+    "numbers": [panel(models["numbers"], corpora["numbers"],
+                      first_source(corpora["numbers"], r"(seventy|ninety) \w+ ?\w*$"), "numbers")],
+    "dates": [panel(models["dates"], corpora["dates"], first_source(corpora["dates"], r"^\d{4}/"), "dates, year first"),
+              panel(models["dates"], corpora["dates"], first_source(corpora["dates"], r" of "), "dates, year last")],
+    "reverse": [panel(models["reverse"], corpora["reverse"], first_source(corpora["reverse"], r"^(\w ){6,}"),
+                      "reverse")],
+}
+ALT = {
+    "numbers": "Bahdanau attention weights of an unseen English number (columns) translated into French (rows): "
+               "a band down and to the right, each French word reading the English word it translates or the "
+               "one after it.",
+    "dates": "Bahdanau attention weights of two unseen dates (source characters across, ISO output down). For the "
+             "year-first date the band runs down and to the right; for the year-last date the year's digits read "
+             "the end of the source, the month the month's name and the day its start.",
+    "reverse": "Bahdanau attention weights of an unseen token sequence (columns) and its reverse (rows): "
+               "the anti-diagonal, each output token reading the source position it copies or the one after it.",
+}
+for task, maps in panels.items():
+    # One figure per task, its maps one under the other: side by side, the tokens would be too narrow to read.
+    _, figure = show_attention_grid(maps, figure_path(f"06_attention_{task}.png"), ncols=1,
+                                    max_width=COLUMN_INCHES, suptitle="Bahdanau attention on unseen test data",
+                                    return_figure=True)
+    path = save_figure(figure, f"06_attention_{task}.png", alt=ALT[task])
+    show(path)
+    for weights, source, output, title in maps:
+        if title == "numbers":
+            print(f"{title:18} monotone steps {monotone_share(weights):.0%}")
+        elif title == "reverse":
+            print(f"{title:18} weight on the reversal or one position to its right "
+                  f"{reversal_mass(weights) + reversal_mass(weights, 1):.0%}")
+        else:
+            weight, start = year_weight(weights, source, output)
+            print(f"{title:18} the year's output digits put {weight:.0%} of their weight on the source's year, "
+                  f"positions {start}-{start + 3} of {len(source)}")
 
 # %% [markdown]
 # Read each map row by row: row $t$ is the distribution $\alpha_{t\cdot}$ that produced output
@@ -483,10 +506,12 @@ for weights, source, output, title in panels:
 # *attentional state* $\tilde h_t$, from which the output is predicted and which, with
 # *input feeding*, is also fed to the next step:
 #
-# $$s_t = \operatorname{RNN}\big([E[y_{t-1}];\ \tilde h_{t-1}],\ s_{t-1}\big), \quad
-#   \alpha_{t\cdot} = \operatorname{softmax}_s \operatorname{score}(s^{(L)}_t, h_s), \quad
-#   \tilde h_t = \tanh\big([c_t;\ s^{(L)}_t]\, W_c\big), \quad
-#   p(y_t \mid \cdot) = \operatorname{softmax}(\tilde h_t W_o + b_o),$$
+# $$\begin{aligned}
+#   s_t &= \operatorname{RNN}\big([E[y_{t-1}];\ \tilde h_{t-1}],\ s_{t-1}\big), &
+#   \alpha_{t\cdot} &= \operatorname{softmax}_s \operatorname{score}(s^{(L)}_t, h_s), \\
+#   \tilde h_t &= \tanh\big([c_t;\ s^{(L)}_t]\, W_c\big), &
+#   p(y_t \mid \cdot) &= \operatorname{softmax}(\tilde h_t W_o + b_o),
+# \end{aligned}$$
 #
 # with any of the three scores (`"dot"`, `"general"`, `"concat"` = additive).
 
@@ -497,22 +522,31 @@ print(code(LuongAttentionDecoder._step))
 # %% [markdown]
 # We train both decoders on `reverse`, with the same encoder, sizes, data and optimiser
 # (Luong with the `general` score and input feeding), and compare the training curves
-# and the maps on two test sequences.
+# and the maps on two test sequences (one row of maps per sequence, Bahdanau's on the
+# left).
 
 # %%
 corpus = corpora["reverse"]
 luong, luong_history = train("reverse", corpus, decoder="luong", score="general", input_feeding=True)
-curves = {"Bahdanau (additive, query s_{t-1})": histories["reverse"].token_ce,
-          "Luong (general, query s_t)": luong_history.token_ce}
-path = plot_history(curves, figure_path("06_luong_vs_bahdanau_loss.png"), keys=list(curves), shared=True,
-                    log_scale=True, title="reverse: training cross-entropy per token")
+curves = {"Bahdanau": histories["reverse"].token_ce, "Luong": luong_history.token_ce}
+_, figure = plot_history(curves, figure_path("06_luong_vs_bahdanau_loss.png"), keys=list(curves), shared=True,
+                         log_scale=True, title="reverse: training cross-entropy per token", return_figure=True)
+path = save_figure(figure, "06_luong_vs_bahdanau_loss.png",
+                   alt="The training cross-entropy per token of the Bahdanau and the Luong decoder on reverse, "
+                       "epoch by epoch on a log scale: both curves fall steeply in the first epochs, as the two "
+                       "models learn the task.")
 show(path)
 
 sources = [first_source(corpus, r"^(\w ){6,}"), first_source(corpus, r"^(\w ){8,}")]
 grid = [panel(model, corpus, sentence, f"{name}, {len(sentence.split())} tokens")
         for sentence in sources for name, model in (("Bahdanau", models["reverse"]), ("Luong", luong))]
-path = show_attention_grid(grid, figure_path("06_luong_vs_bahdanau_attention.png"), ncols=2,
-                           suptitle="reverse: Bahdanau (left) and Luong (right)")
+_, figure = show_attention_grid(grid, figure_path("06_luong_vs_bahdanau_attention.png"), ncols=2,
+                                max_width=COLUMN_INCHES, suptitle="reverse: Bahdanau (left) and Luong (right)",
+                                return_figure=True)
+path = save_figure(figure, "06_luong_vs_bahdanau_attention.png",
+                   alt="Attention maps of the Bahdanau (left) and the Luong decoder (right) on two unseen sequences "
+                       "to reverse (source across, output down): both draw the anti-diagonal, Luong's sharp on the "
+                       "exact reversal, Bahdanau's spread over it and the position to its right.")
 show(path)
 for weights, _, _, title in grid:
     print(f"{title:22} weight on the exact reversal {reversal_mass(weights):.0%}, "
@@ -573,7 +607,8 @@ print(check_module(local_layer, local_inputs, h=1e-3, order=4))
 # %% [markdown]
 # Now the three attentions of Luong's decoder (general score, input feeding, window
 # $D = 2$, so 5 positions) on two tasks whose alignments we know: `numbers`, nearly
-# monotone, and `reverse`, the anti-diagonal.
+# monotone, and `reverse`, the anti-diagonal. One figure per task: global and local-m
+# side by side, local-p under global.
 
 # %%
 local_models = {}
@@ -583,11 +618,25 @@ for task in ("numbers", "reverse"):
                                                  attention=attention, window=2)
 local_sources = {"numbers": first_source(corpora["numbers"], r"thousand \w+ hundred \w+ \w+$"),
                  "reverse": first_source(corpora["reverse"], r"^(\w ){8,}")}
-grid = [panel(local_models[task, attention], corpora[task], local_sources[task], f"{task}: {attention}")
-        for task in ("numbers", "reverse") for attention in ("global", "local-m", "local-p")]
-path = show_attention_grid(grid, figure_path("06_local_attention.png"), ncols=3,
-                           suptitle="Luong's global, local-m and local-p attention (grey: outside the window)")
-show(path)
+LOCAL_ALT = {
+    "numbers": "The attention maps of Luong's decoder with global, local-m and local-p attention on one unseen "
+               "number (English across, French down), grey where a step could not see: global and local-m draw "
+               "a band down the diagonal; local-p reads wherever its learned window has moved, on or off "
+               "the words it needs.",
+    "reverse": "The attention maps of Luong's decoder with global, local-m and local-p attention on one unseen "
+               "sequence to reverse (source across, output down), grey where a step could not see: global and "
+               "local-p draw the anti-diagonal, local-m's window stays on the diagonal and sees it only mid-sequence.",
+}
+for task in ("numbers", "reverse"):
+    grid = [panel(local_models[task, attention], corpora[task], local_sources[task], attention)
+            for attention in ("global", "local-m", "local-p")]
+    # Two maps a row: three would leave the tokens too narrow to read in the book's column.
+    _, figure = show_attention_grid(grid, figure_path(f"06_local_attention_{task}.png"), ncols=2,
+                                    max_width=COLUMN_INCHES,
+                                    suptitle=f"{task}: Luong's attention, grey outside the window",
+                                    return_figure=True)
+    path = save_figure(figure, f"06_local_attention_{task}.png", alt=LOCAL_ALT[task])
+    show(path)
 
 # %% [markdown]
 # Grey cells are positions a step could not see. The exact matches are printed above (fast

@@ -21,7 +21,7 @@
 import math
 
 import numpy as np
-from _common import FAST, code, figure_path, show
+from _common import FAST, code, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -171,31 +171,48 @@ for name in results:
 # sources, and widening the beam finds it more often, but even $k = 4$ misses some.
 # Beam search is not even guaranteed to beat greedy decoding on a given source: the
 # greedy prefix can fall out of a narrow beam when two other prefixes are momentarily
-# more probable, and their continuations can turn out worse. The figure shows both
-# effects over all 30 sources.
+# more probable, and their continuations can turn out worse. The two figures show both
+# effects over all 30 sources: how often each search finds the optimum, and how far
+# below it each output falls.
 
 # %%
-figure = Figure(figsize=(10.5, 3.8), layout="constrained")
-FigureCanvasAgg(figure)
-left, right = figure.subplots(1, 2)
 names = list(results)
-left.bar(names, [found[name] for name in names], color=["tab:red"] + ["tab:orange"] * len(BEAMS) + ["tab:green"])
-left.set_ylabel("sources where the optimum is found")
-left.set_ylim(0, 1.05)
-left.set_title(r"ranking by $\log P$ ($\alpha = 0$), 30 sources")
-left.grid(True, axis="y", alpha=0.3)
+figure = Figure(figsize=(7.2, 4.2), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
+ax.bar(names, [found[name] for name in names], color=["tab:red"] + ["tab:orange"] * len(BEAMS) + ["tab:green"])
+ax.set_ylabel("share of the sources")
+ax.set_ylim(0, 1.05)
+ax.set_title(r"optimum found, ranking by $\log P$ ($\alpha = 0$), 30 sources")
+ax.grid(True, axis="y", alpha=0.3)
+show(save_figure(figure, "07_optimum_found.png", alt=(
+    "Bar chart of the share of the 30 sources on which each search finds the output of highest log-probability: "
+    "greedy decoding lowest, beams of 2, 3 and 4 higher as they widen, exhaustive search on all of them.")))
+
+figure = Figure(figsize=(7.2, 5.4), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
 for name, marker in (("greedy", "o"), (f"beam k={BEAMS[0]}", "s"), (f"beam k={BEAMS[-1]}", "^")):
-    right.scatter(optimum, [r.log_prob for r in results[name]], marker=marker, alpha=0.7, label=name)
+    ax.scatter(optimum, [r.log_prob for r in results[name]], marker=marker, alpha=0.7, label=name)
 span = [optimum.min() - 0.3, optimum.max() + 0.3]
-right.plot(span, span, color="black", linewidth=1, label="optimum (exhaustive)")
-right.set_xlabel(r"$\log P$ of the best output (exhaustive)")
-right.set_ylabel(r"$\log P$ of the output found")
-right.set_title("below the diagonal: a search error")
-right.legend(fontsize=8)
-right.grid(True, alpha=0.3)
-path = figure_path("07_search_optimum.png")
-figure.savefig(path, dpi=100)
-show(path)
+ax.plot(span, span, color="black", linewidth=1, label="optimum (exhaustive)")
+ax.set_xlabel(r"$\log P$ of the best output (exhaustive)")
+ax.set_ylabel(r"$\log P$ of the output found")
+ax.set_title("below the diagonal: a search error")
+ax.grid(True, alpha=0.3)
+figure.legend(loc="outside lower center", ncols=2)
+show(save_figure(figure, "07_search_errors.png", alt=(
+    "Scatter plot of the log-probability of the output each search found against that of the best output, one "
+    "point per source for greedy decoding and beams of 2 and 4, with the diagonal of the optimum. Points below the "
+    "diagonal are search errors; greedy decoding has the most of them.")))
+misses = {name: round(100 * (1 - found[name])) for name in names}
+# np.isclose, as for `found`: two searches add the same float32 terms in different orders.
+beam_below_greedy = sum(any(beam.log_prob < greedy.log_prob and not np.isclose(beam.log_prob, greedy.log_prob)
+                            for beam in beams)
+                        for greedy, *beams in zip(results["greedy"], *(results[f"beam k={k}"] for k in BEAMS)))
+print(f"optimum missed by greedy decoding on {misses['greedy']}% of the sources, by a beam of {BEAMS[-1]} on "
+      f"{misses[f'beam k={BEAMS[-1]}']}% ({misses['greedy'] - misses[f'beam k={BEAMS[-1]}']} points fewer)")
+print(f"a beam ends below greedy decoding on {beam_below_greedy} of the {len(sources)} sources")
 
 # %% [markdown]
 # ## Watching a beam
@@ -237,7 +254,7 @@ ALPHAS = (0.0, 0.5, 0.75, 1.0, 1.5)
 ALPHA_GRID = np.linspace(0.0, 2.0, 9 if FAST else 17)
 chosen = {float(a): [exhaustive_search(model, src, bos_id=BOS, eos_id=EOS, max_len=MAX_LEN, alpha=float(a)).length
                      for src in sources] for a in ALPHA_GRID}
-# The source whose chosen length changes most across the alphas of the left panel.
+# The source whose chosen length changes most across ALPHAS, the exponents of the next figure.
 lengths_by_source = np.array([[exhaustive_search(model, src, bos_id=BOS, eos_id=EOS, max_len=MAX_LEN, alpha=a).length
                                for a in ALPHAS] for src in sources])
 i = int(np.argmax([len(set(row)) for row in lengths_by_source]))
@@ -253,41 +270,61 @@ for length, (log_prob, tokens) in sorted(best.items()):
     print(f"  L = {length}: {tokens:28} log P = {log_prob:7.3f}   "
           + "  ".join(f"score(alpha={a:g}) = {sequence_score(log_prob, length, a):6.3f}" for a in ALPHAS))
 
-figure = Figure(figsize=(10.5, 3.8), layout="constrained")
-FigureCanvasAgg(figure)
-left, right = figure.subplots(1, 2)
 Ls = np.array(sorted(best))
 log_probs = np.array([best[L][0] for L in Ls])
+figure = Figure(figsize=(7.2, 5.4), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
 for a in ALPHAS:
     scores = log_probs / Ls ** a
-    line, = left.plot(Ls, scores, marker="o", label=rf"$\alpha = {a:g}$")
-    left.plot(Ls[np.argmax(scores)], scores.max(), marker="*", markersize=16, color=line.get_color())
-left.set_xlabel("output length L (tokens, <eos> included)")
-left.set_ylabel(r"best $\log P / L^{\alpha}$ of that length")
-left.set_title(f"one source ({' '.join(data.train_pairs[i][0])}); star = chosen length")
-left.legend(fontsize=8)
-left.grid(True, alpha=0.3)
-right.plot(ALPHA_GRID, [np.mean(chosen[float(a)]) for a in ALPHA_GRID], marker="o", label="exhaustive search")
-right.axhline(np.mean([len(tgt) + 1 for _, tgt in data.train_pairs]), color="black", linestyle="--",
-              label="reference outputs")
-right.set_xlabel(r"length-penalty exponent $\alpha$")
-right.set_ylabel("mean output length L over 30 sources")
-right.set_title(r"longer outputs as $\alpha$ grows")
-right.legend(fontsize=8)
-right.grid(True, alpha=0.3)
-path = figure_path("07_length_penalty.png")
-figure.savefig(path, dpi=100)
-show(path)
+    line, = ax.plot(Ls, scores, marker="o", label=rf"$\alpha = {a:g}$")
+    ax.plot(Ls[np.argmax(scores)], scores.max(), marker="*", markersize=18, color=line.get_color())
+ax.set_xlabel("output length L (tokens, <eos> included)")
+ax.set_ylabel(r"best $\log P / L^{\alpha}$ of that length")
+ax.set_title(f"one source ({' '.join(data.train_pairs[i][0])}); star = chosen length")
+ax.grid(True, alpha=0.3)
+figure.legend(loc="outside lower center", ncols=len(ALPHAS))
+show(save_figure(figure, "07_length_penalty_one_source.png", alt=(
+    "For one source, the best length-normalised score of each output length, one curve per length-penalty "
+    "exponent alpha, with a star on the length each alpha chooses. The star moves to longer outputs as alpha "
+    "grows.")))
+reference_length = len(data.train_pairs[i][1]) + 1
+length_least_alpha, length_largest_alpha = lengths_by_source[i][0], lengths_by_source[i][-1]
+print(f"chosen length: {length_least_alpha} tokens with alpha = {ALPHAS[0]:g} "
+      f"({reference_length - length_least_alpha} short of the reference's {reference_length}), "
+      f"{length_largest_alpha} with alpha = {ALPHAS[-1]:g} ({length_largest_alpha - reference_length} past it)")
 
 # %% [markdown]
-# On the left, each curve is one $\alpha$ and the star marks the length it selects. Very
-# short outputs are improbable under any $\alpha$ (the model has learned that a source
-# of four tokens needs more than an `<eos>`), but with $\alpha = 0$ the star stops short of
-# the reference length printed above; as $\alpha$ grows, long outputs are divided by
-# more and the star moves right, past the reference length. On the right, the
-# average length chosen by exact search rises with $\alpha$ and crosses the average length
-# of the correct outputs: $\alpha$ is a knob that trades the model's bias towards short
-# outputs against a bias towards long ones, and it is tuned on held-out data.
+# Each curve is one $\alpha$ and the star marks the length it selects. Very short outputs
+# are improbable under any $\alpha$ (the model has learned that a source of four tokens
+# needs more than an `<eos>`), but with $\alpha = 0$ the star stops short of the reference
+# length; as $\alpha$ grows, long outputs are divided by more and the star moves right,
+# past the reference length (the lengths printed under the figure). Over all 30 sources,
+# the average length chosen by exact search rises with $\alpha$ and crosses the average
+# length of the correct outputs:
+
+# %%
+mean_chosen = np.array([np.mean(chosen[float(a)]) for a in ALPHA_GRID])
+mean_reference = np.mean([len(tgt) + 1 for _, tgt in data.train_pairs])
+figure = Figure(figsize=(7.2, 4.8), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
+ax.plot(ALPHA_GRID, mean_chosen, marker="o", label="exhaustive search")
+ax.axhline(mean_reference, color="black", linestyle="--", label="reference outputs")
+ax.set_xlabel(r"length-penalty exponent $\alpha$")
+ax.set_ylabel("mean output length L")
+ax.set_title(r"30 sources: longer outputs as $\alpha$ grows")
+ax.grid(True, alpha=0.3)
+ax.legend()
+show(save_figure(figure, "07_length_penalty_mean_length.png", alt=(
+    "The mean length of the outputs exact search chooses over the 30 sources against the length-penalty exponent "
+    "alpha, with the mean reference length as a dashed line. The curve rises with alpha and crosses the line.")))
+print(f"mean chosen length {100 * (1 - mean_chosen[0] / mean_reference):.0f}% below the references' with alpha = "
+      f"{ALPHA_GRID[0]:g}, {100 * (mean_chosen[-1] / mean_reference - 1):.0f}% above with alpha = {ALPHA_GRID[-1]:g}")
+
+# %% [markdown]
+# $\alpha$ is a knob that trades the model's bias towards short outputs against a bias
+# towards long ones, and it is tuned on held-out data.
 #
 # ## Better search, better outputs?
 #
@@ -378,21 +415,27 @@ history = train_seq2seq(real, corpus.batches, corpus.tgt_vocab, Adam(real.parame
 test = corpus.test_pairs[:100 if FAST else 300]
 test_refs = [" ".join(tgt) for _, tgt in test]
 print(f"trained: cross-entropy {history.token_ce[-1]:.3f}; decoding {len(test)} test sentences")
+corpus_bleus, exact_matches = {}, {}
 for beam, alpha in ((1, 0.0), (2, 0.75), (3, 0.0), (3, 0.75), (5, 0.75)):
     search = dict(method="beam", beam_size=beam, alpha=alpha) if beam > 1 else {}
     outputs = [" ".join(translate(real, corpus.text.detokenize_source(src), corpus.src_vocab, corpus.tgt_vocab,
                                   max(corpus.num_steps), task="numbers", **search).output_tokens)
                for src, _ in test]
-    exact = np.mean([out == ref for out, ref in zip(outputs, test_refs)])
     label = "greedy" if beam == 1 else f"beam k={beam}, alpha={alpha}"
-    print(f"  {label:24} corpus BLEU {corpus_bleu(outputs, test_refs):5.1f}, exact match {exact:.1%}")
+    corpus_bleus[label] = corpus_bleu(outputs, test_refs)
+    exact_matches[label] = round(100 * np.mean([out == ref for out, ref in zip(outputs, test_refs)]))
+    print(f"  {label:24} corpus BLEU {corpus_bleus[label]:5.1f}, exact match {exact_matches[label]}%")
+best_search = max(corpus_bleus, key=corpus_bleus.get)
+print(f"the best search ({best_search}) gains {corpus_bleus[best_search] - corpus_bleus['greedy']:.1f} corpus BLEU "
+      f"points and {exact_matches[best_search] - exact_matches['greedy']} exact-match points over greedy decoding")
 
 # %% [markdown]
-# Beam search helps by a few points: it repairs some of the outputs on which greedy
-# decoding went wrong, and cannot repair what the model itself gets wrong. Real
-# translation systems show the same picture: a beam of a handful of hypotheses gives a
-# small gain over greedy decoding, and very wide beams can even lower BLEU, because
-# they find more of the model's short, high-scoring mistakes (Koehn and Knowles, 2017).
+# Beam search helps, by the small margin of the last line: it repairs some of the outputs
+# on which greedy decoding went wrong, and cannot repair what the model itself gets
+# wrong. Real translation systems show the same picture: a beam of a handful of
+# hypotheses gives a small gain over greedy decoding, and very wide beams can even lower
+# BLEU, because they find more of the model's short, high-scoring mistakes (Koehn and
+# Knowles, 2017).
 #
 # ## Summary
 #

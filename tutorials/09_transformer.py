@@ -21,7 +21,7 @@
 import time
 
 import numpy as np
-from _common import FAST, code, figure_path, show
+from _common import COLUMN_PX, DPI, FAST, code, figure_path, save_figure, show
 
 import npseq
 from npseq.decode import head_attention, translate
@@ -36,9 +36,10 @@ from npseq.gradcheck import check_function, check_module
 from npseq.models import Transformer
 from npseq.nn import TransformerDecoderBlock, TransformerEncoderBlock
 from npseq.runs import TranslationRun, demo_epochs, demo_settings
-from npseq.viz import show_heatmaps
+from npseq.viz import AXIS_LABELS, show_attention_grid, show_heatmaps
 
 rng = np.random.default_rng(0)
+COLUMN_INCHES = COLUMN_PX / DPI  # the book's text column: the widest a figure may be and still show at its own size
 
 # %% [markdown]
 # ## One head
@@ -199,15 +200,38 @@ for task in TASKS:
 # ## What each head looks at
 #
 # For one held-out example per task, the cross-attention of every head in every decoder block
-# (one row of panels per block), next to the Bahdanau decoder's single map; then the encoder's
-# self-attention, every head of every block, which the Bahdanau model has no counterpart of. The search keeps only
-# the last block's heads averaged (the map `npseq translate --attention-png` draws);
-# `decode.head_attention` recovers every head by running the decoder's teacher-forced forward on
-# the search's own output, which equals the steps it took.
+# (one figure per block, its four heads two by two), then the Bahdanau decoder's single map;
+# then the encoder's self-attention, every head of every block, which the Bahdanau model has no
+# counterpart of. The search keeps only the last block's heads averaged (the map
+# `npseq translate --attention-png` draws); `decode.head_attention` recovers every head by
+# running the decoder's teacher-forced forward on the search's own output, which equals the
+# steps it took.
 
 # %%
 ALIGNMENT = {"reverse": "weight on the reversal or one position to its right",
              "dates": "weight of the year's output digits on the source's year"}
+EXAMPLE = {"reverse": "a sequence to reverse", "dates": "a date"}
+# What the heads of a block show, for the alt texts: (task, whether it is the last block) -> the pattern.
+HEAD_PATTERN = {("reverse", False): "their weight lies mostly off the anti-diagonal that the last block's heads draw",
+                ("reverse", True): "each head draws the anti-diagonal",
+                ("dates", False): "the heads split the work between them",
+                ("dates", True): "the heads split the work between them"}
+BAHDANAU_ALT = {
+    "reverse": "The Bahdanau decoder's attention on a sequence to reverse (source tokens across, output tokens "
+               "down): one anti-diagonal.",
+    "dates": "The Bahdanau decoder's attention on a date (source characters across, output characters down): the "
+             "output's year, month and day each read the source's year, month and day.",
+}
+
+
+def draw_heads(name, maps, source_tokens, row_tokens, suptitle, alt, labels=AXIS_LABELS):
+    """Show one block's heads ``maps`` (heads, rows, source positions) as the figure ``name``."""
+    panels = [(weights, source_tokens, row_tokens, f"head {head + 1}") for head, weights in enumerate(maps)]
+    # Two heads a row: four would leave the tokens too narrow to read in the book's column.
+    _, figure = show_attention_grid(panels, figure_path(name), ncols=2, max_width=COLUMN_INCHES, suptitle=suptitle,
+                                    labels=labels, return_figure=True)
+    path = save_figure(figure, name, alt=alt)
+    show(path)
 
 
 def alignment_weight(task, source, outputs):
@@ -230,18 +254,27 @@ for task in TASKS:
     every = head_attention(model, translation, data.src_vocab, data.tgt_vocab)
     maps = every.cross
     blocks, heads = maps.shape[:2]
-    titles = [f"block {b + 1}, head {h + 1}" for b in range(blocks) for h in range(heads)]
-    show(show_heatmaps(maps.reshape((blocks * heads,) + maps.shape[2:]), translation.source_tokens,
-                       translation.attention_rows, figure_path(f"09_transformer_heads_{task}.png"), title=titles))
-    # The encoder's self-attention: what each source position reads while the source is encoded.
-    show(show_heatmaps(every.encoder.reshape((blocks * heads,) + every.encoder.shape[2:]), translation.source_tokens,
-                       translation.source_tokens, figure_path(f"09_transformer_encoder_heads_{task}.png"),
-                       title=[f"encoder {title}" for title in titles],
-                       labels=("keys: source positions", "queries: source positions")))
+    for block in range(blocks):
+        draw_heads(f"09_transformer_heads_{task}_block{block + 1}.png", maps[block], translation.source_tokens,
+                   translation.attention_rows, f"Transformer cross-attention, block {block + 1} of {blocks}",
+                   f"The cross-attention of the {heads} heads of the Transformer's decoder block {block + 1} on "
+                   f"{EXAMPLE[task]} (source tokens across, output tokens down), one map per head: "
+                   f"{HEAD_PATTERN[task, block == blocks - 1]}.")
     bahdanau = results[task, "bahdanau"][0].model
     rnn = translate(bahdanau, sentence, data.src_vocab, data.tgt_vocab, max_len, task=task, src_max_len=src_len)
-    show(show_heatmaps(rnn.result.attention, rnn.source_tokens, rnn.attention_rows,
-                       figure_path(f"09_bahdanau_{task}.png"), title=f"Bahdanau: {sentence}"))
+    _, figure = show_heatmaps(rnn.result.attention, rnn.source_tokens, rnn.attention_rows,
+                              figure_path(f"09_bahdanau_{task}.png"), title=f"Bahdanau: {sentence}",
+                              max_width=COLUMN_INCHES, return_figure=True)
+    path = save_figure(figure, f"09_bahdanau_{task}.png", alt=BAHDANAU_ALT[task])
+    show(path)
+    # The encoder's self-attention: what each source position reads while the source is encoded.
+    for block in range(blocks):
+        draw_heads(f"09_transformer_encoder_heads_{task}_block{block + 1}.png", every.encoder[block],
+                   translation.source_tokens, translation.source_tokens,
+                   f"Transformer encoder self-attention, block {block + 1} of {blocks}",
+                   f"The self-attention of the {heads} heads of the Transformer's encoder block {block + 1} on "
+                   f"{EXAMPLE[task]}: what each source position (down) reads of the source (across), one map "
+                   f"per head.", labels=("keys: source positions", "queries: source positions"))
     print(f"{task}: {sentence!r} -> Transformer {translation.text!r}, Bahdanau {rnn.text!r}")
     measure = alignment_weight(task, translation.source_tokens, translation.attention_rows)
     single = alignment_weight(task, rnn.source_tokens, rnn.attention_rows)(rnn.result.attention)

@@ -19,7 +19,7 @@
 import time
 
 import numpy as np
-from _common import FAST, code, equations, figure_path, show
+from _common import FAST, code, equations, figure_path, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -76,8 +76,10 @@ for name, report in run_checks(names):
 # wherever they sit, by how much of a colour a half of the image holds.
 
 # %%
-num_train, num_test, epochs = (600, 100, 2) if FAST else (8000, 300, 5)
-data = load_caption_data(num_train, num_test, batch_size=128, seed=0)
+# Fast mode makes up for its fewer scenes with smaller batches, so that both models still learn to caption most
+# test scenes, which the figures below are about.
+num_train, num_test, epochs, batch_size = (2000, 100, 2, 32) if FAST else (8000, 300, 5, 128)
+data = load_caption_data(num_train, num_test, batch_size=batch_size, seed=0)
 print(f"{len(data.train.scenes)} training scenes, {len(data.test.scenes)} unseen test scenes, "
       f"vocabulary {data.vocab.idx_to_token}")
 print({shape: int(draw_shape(shape).sum()) for shape in ("circle", "square", "triangle")}, "pixels")
@@ -99,7 +101,23 @@ overfit = {}
 for mode in ("first_step", "every_step"):
     model = build_captioner(data, num_hiddens=32, embed_size=16, cell="gru", mode=mode, seed=0, dtype="float64")
     overfit[mode] = train_captioner(model, small, 60 if FAST else 150, lr=0.01)
-    print(f"{mode:>10}: loss {overfit[mode][0]:.3f} -> {overfit[mode][-1]:.4f} on 16 captions")
+    print(f"{mode:>10}: loss {overfit[mode][0]:.3f} -> {overfit[mode][-1]:.4f} on 16 captions, "
+          f"{overfit[mode][0] / overfit[mode][-1]:.0f} times lower")
+
+figure = Figure(figsize=(7.2, 4.2), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
+for mode, losses in overfit.items():
+    ax.plot(np.arange(1, len(losses) + 1), losses, label=mode.replace("_", " "))
+ax.set_yscale("log")
+ax.set_xlabel("update on the same 16 scenes")
+ax.set_ylabel("cross-entropy per token")
+ax.set_title("overfit a small batch first")
+ax.grid(True, alpha=0.3)
+ax.legend()
+show(save_figure(figure, "10_overfit.png", alt=(
+    "Training cross-entropy per token, on a log scale, against the number of updates on the same 16 scenes, for "
+    "the first-step and the every-step captioner. Both fall by orders of magnitude, towards zero.")))
 
 # %% [markdown]
 # ## Both modes on the whole task
@@ -118,15 +136,34 @@ for mode in ("first_step", "every_step"):
     scores[mode] = evaluate_captions(models[mode], data.test, data.vocab)
     print(f"{mode:>10}: BLEU {scores[mode].bleu:.3f}, exact match {scores[mode].exact_match:.1%}, "
           f"trained in {seconds[mode]:.1f} s")
+lower, higher = sorted(score.bleu for score in scores.values())
+print(f"the lower BLEU is {lower / higher:.0%} of the higher")
+
+figure = Figure(figsize=(7.2, 4.2), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
+labels = [mode.replace("_", " ") for mode in scores]
+ax.bar(labels, [scores[mode].bleu for mode in scores], color=["tab:blue", "tab:orange"])
+for i, mode in enumerate(scores):
+    ax.text(i, scores[mode].bleu, f"BLEU {scores[mode].bleu:.3f}, exact {scores[mode].exact_match:.0%}\n"
+            f"trained in {seconds[mode]:.1f} s", ha="center", va="bottom")
+ax.set_ylim(0, 1.25)
+ax.set_ylabel("BLEU")
+ax.set_title("unseen scenes, greedy captions")
+show(save_figure(figure, "10_bleu.png", alt=(
+    "Bar chart of the BLEU of the greedy captions of the unseen test scenes, for the first-step and the "
+    "every-step captioner, with the exact-match rate and the training time written above each bar. The two bars "
+    "are of about the same height.")))
 
 # %% [markdown]
-# In the full run (seed 0, on an AMD EPYC) the two modes end close, BLEU 0.972 (first step) and
-# 0.984 (every step); the third decimal moves from one CPU to another, as float32 rounding does
-# (an earlier run on another machine printed 0.977 and 0.976). On captions of at most eight
-# words, the state set once from $v$ nearly suffices. The every-step layer reads 32 + 768
-# numbers per step instead of 32, yet costs about the same: its input
-# projection is one matrix product for all steps (tutorial 3's fast path). (The seconds above
-# depend on how busy the machine is.)
+# The two modes end close (the ratio printed under the figure). In the full run (seed 0, on
+# an AMD EPYC) they reach BLEU 0.972 (first step) and 0.984 (every step); the third decimal
+# moves from one CPU to another, as float32 rounding does (an earlier run on another
+# machine printed 0.977 and 0.976). On captions of at most eight words, the state set once
+# from $v$ nearly suffices. The every-step layer reads 32 + 768 numbers per step instead
+# of 32, 25 times as many, yet trains only a few times slower: its input projection is one
+# matrix product for all steps (tutorial 3's fast path). (The seconds depend on how busy
+# the machine is.)
 #
 # ## How much gradient does each word send back to $v$?
 #
@@ -164,61 +201,73 @@ norms = {(mode, when): dv_norm_by_step(model, data.test)
 for (mode, when), values in norms.items():
     print(f"{mode:>10} {when:>9}: " + " ".join(f"{value:.1e}" for value in values))
 
+figure = Figure(figsize=(7.2, 5.4), layout="constrained")
+FigureCanvasAgg(figure)
+ax = figure.subplots()
+for (mode, when), values in norms.items():
+    ax.plot(values, marker="o", linestyle="-" if when == "trained" else ":",
+            color="tab:blue" if mode == "first_step" else "tab:orange", label=f"{mode.replace('_', ' ')}, {when}")
+ax.set_yscale("log")
+ax.set_xlabel("step t (word position)")
+ax.set_ylabel(r"$\|\partial L_t / \partial v\|$")
+ax.set_title("gradient each word sends to the features")
+ax.grid(True, alpha=0.3)
+figure.legend(loc="outside lower center", ncols=2)
+show(save_figure(figure, "10_gradient_to_features.png", alt=(
+    "Norm of the gradient that the loss of each caption step sends back to the image features, on a log scale, for "
+    "the first-step and the every-step captioner, untrained (dotted) and trained (solid). Untrained, the "
+    "first-step curve falls steeply with the step while the every-step curve stays level; trained, the two curves "
+    "run close together, high on the steps of the shape words and low on those of 'a' and the end.")))
+
+# The steps of a stacked pair's caption, "a red circle above a blue square <eos>", and the last step.
+A_AND_END, COLOUR_WORDS, SHAPES_AND_RELATION = [0, 4, -1], [1, 5], [2, 3, 6]
+first, every = norms["first_step", "untrained"], norms["every_step", "untrained"]
+print(f"first_step untrained: the last step sends 1/{first[0] / first[-1]:.0f} of the first step's gradient")
+print(f"every_step untrained: the smallest step sends {every.min() / every.max():.0%} of the largest step's gradient")
+for mode in ("first_step", "every_step"):
+    decided = norms[mode, "trained"][SHAPES_AND_RELATION].mean()
+    print(f"{mode} trained: steps 2, 3, 6 (shapes, relation) send "
+          f"{decided / norms[mode, 'trained'][A_AND_END].mean():.0f} times the gradient of steps 0, 4, 8 ('a', the "
+          f"end), {decided / norms[mode, 'trained'][COLOUR_WORDS].mean():.0f} times that of steps 1, 5 (colours)")
+print(f"at step 6, first step / every step: {first[6] / every[6]:.0%} untrained, "
+      f"{norms['first_step', 'trained'][6] / norms['every_step', 'trained'][6]:.0%} trained")
+
 # %% [markdown]
-# Before training (dotted lines in the figure below), the first-step gradient falls by two orders
-# of magnitude from the first word to the last: each step back multiplies it by the recurrence's
-# Jacobian, as in tutorial 2. The every-step gradient stays level, because each word has its own
-# direct path $m_t\, da_t W_v^\top$ to $v$.
+# Before training (the dotted lines), the first-step gradient falls by two orders of
+# magnitude from the first word to the last: each step back multiplies it by the
+# recurrence's Jacobian, as in tutorial 2. The every-step gradient stays level, because
+# each word has its own direct path $m_t\, da_t W_v^\top$ to $v$.
 #
 # After training, both models send almost nothing back from the words the image does not decide
-# (`a` at steps 0 and 4, and the last step), and the most from the shape words and the relation
-# (steps 2, 6 and 3 of a stacked pair). The colour words send little: colours are easy to read
-# from the pixels and are already predicted with confidence. On captions this short the trained GRU
-# carries what it read into $h_0$ as far as step 6, so the two trained curves nearly meet: the
-# vanishing is a fact of the untrained recurrence, which training and the gates overcome here, and
-# which the every-step path avoids from the first update.
+# (`a` at steps 0 and 4, and the last step), and far more from the shape words and the relation
+# (steps 2, 6 and 3 of a stacked pair; the ratios printed under the figure). The colour words
+# send little: colours are easy to read from the pixels and are already predicted with
+# confidence. On captions this short the trained GRU carries what it read into $h_0$ as far as
+# step 6, so the two trained curves nearly meet: the vanishing is a fact of the untrained
+# recurrence, which training and the gates overcome here, and which the every-step path avoids
+# from the first update.
+#
+# And what the first-step model says about a few unseen scenes (red: a caption that differs
+# from the reference, which is then shown in brackets):
 
 # %%
-figure = Figure(figsize=(13, 4), layout="constrained")
-FigureCanvasAgg(figure)
-left, middle, right = figure.subplots(1, 3)
-for mode, losses in overfit.items():
-    left.plot(np.arange(1, len(losses) + 1), losses, label=mode.replace("_", " "))
-left.set_yscale("log")
-left.set_xlabel("update on the same 16 scenes")
-left.set_ylabel("cross-entropy per token")
-left.set_title("overfit a small batch first")
-left.legend()
-for (mode, when), values in norms.items():
-    middle.plot(values, marker="o", linestyle="-" if when == "trained" else ":",
-                color="tab:blue" if mode == "first_step" else "tab:orange",
-                label=f"{mode.replace('_', ' ')}, {when}")
-middle.set_yscale("log")
-middle.set_xlabel("step t (word position)")
-middle.set_ylabel(r"$\|\partial L_t / \partial v\|$")
-middle.set_title("gradient each word sends to the features")
-middle.legend(fontsize=8)
-labels = [mode.replace("_", " ") for mode in scores]
-right.bar(labels, [scores[mode].bleu for mode in scores], color=["tab:blue", "tab:orange"])
-for i, mode in enumerate(scores):
-    right.text(i, scores[mode].bleu, f"BLEU {scores[mode].bleu:.3f}\nexact {scores[mode].exact_match:.0%}\n"
-               f"{seconds[mode]:.0f} s", ha="center", va="bottom")
-right.set_ylim(0, 1.25)
-right.set_title("unseen scenes, greedy captions")
-path = figure_path("10_conditioning_modes.png")
-figure.savefig(path, dpi=90)
-show(path)
+def two_lines(caption):
+    """The caption broken before its relation, as show_captioned_images breaks a caption, so that the
+    reference in brackets under a wrong caption fits its column too."""
+    return caption.replace(" above ", "\nabove ").replace(" left of ", "\nleft of ")
 
-# %% [markdown]
-# And what the models say about a few unseen scenes (red: a caption that differs from the
-# reference, which is then shown in brackets):
 
-# %%
-shown = range(8)
-show(show_captioned_images([data.test.scenes[i].image for i in shown],
-                           [scores["first_step"].captions[i] for i in shown],
-                           figure_path("10_captions.png"),
-                           references=[data.test.scenes[i].caption for i in shown]))
+shown = range(6)
+captions = [scores["first_step"].captions[i] for i in shown]
+references = [data.test.scenes[i].caption for i in shown]
+_, figure = show_captioned_images([data.test.scenes[i].image for i in shown], [two_lines(c) for c in captions],
+                                  figure_path("10_captions.png"), references=[two_lines(r) for r in references],
+                                  ncols=2, return_figure=True)
+show(save_figure(figure, "10_captions.png", alt=(
+    "Six unseen test scenes of one or two coloured shapes, each with the first-step model's greedy caption under "
+    "it, in red with the reference in brackets where the two differ.")))
+print(f"{sum(caption == reference for caption, reference in zip(captions, references))} of the {len(captions)} "
+      "captions shown match their reference")
 
 # %% [markdown]
 # ## Summary
@@ -238,9 +287,9 @@ show(show_captioned_images([data.test.scenes[i].image for i in shown],
 #
 # 1. Derive $dv$ for the every-step GRU from `gru_step_backward`: which of $da_r$, $da_z$ and
 #    $da_n$ reach $v$, and why does the reset gate not scale $v$'s term in either variant?
-# 2. Train both modes with `cell="rnn"` instead of the GRU and redraw the middle panel. Does the
-#    first-step curve fall faster with $t$ than with the GRU? Relate it to tutorial 2's
-#    vanishing gradients.
+# 2. Train both modes with `cell="rnn"` instead of the GRU and redraw the figure of the
+#    gradient each word sends to $v$. Does the first-step curve fall faster with $t$ than
+#    with the GRU? Relate it to tutorial 2's vanishing gradients.
 # 3. Combine both modes (set $h_0$ from $v$ *and* add $v W_v$ at every step) by subclassing
 #    `CaptioningRNN`, and compare BLEU after one epoch.
 # 4. Use a fixed random projection of the pixels, `load_caption_data(..., projection=64)`. What

@@ -12,8 +12,12 @@ working directory, which works too.
   ``tutorials/figures`` next to this file); it is created on import.
 * Figures are drawn with matplotlib's headless ``Agg`` backend unless a backend was
   chosen already (``MPLBACKEND``, or a notebook's inline backend). Every figure is
-  saved as a PNG under :data:`FIGURES` (:func:`figure_path`) and then passed to
-  :func:`show`, which displays it inline in a notebook and prints its path in a script.
+  saved by :func:`save_figure` as a PNG under :data:`FIGURES`, with a sentence that
+  says what it shows (the book's alt text), and then passed to :func:`show`, which
+  displays it inline in a notebook and prints its path in a script.
+* Figures are drawn for the book's column: at most :data:`COLUMN_PX` pixels wide, so
+  that the page never scales them down, with no text smaller than the book's body
+  text (:data:`BODY_TEXT_PX`). :func:`save_figure` refuses a figure that breaks either.
 """
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ import pathlib
 import re
 import textwrap
 
+import matplotlib
+
 FAST = os.environ.get("NPSEQ_FAST") == "1"
 
 FIGURES = pathlib.Path(os.environ.get("NPSEQ_FIGURES", pathlib.Path(__file__).resolve().parent / "figures"))
@@ -33,13 +39,46 @@ if "MPLBACKEND" not in os.environ:
     # A notebook kernel imports matplotlib_inline (or ipykernel) before any cell runs; a script does not.
     import sys
     if not any(name in sys.modules for name in ("ipykernel", "matplotlib_inline")):
-        import matplotlib
         matplotlib.use("Agg")
+
+DPI = 100           # pixels per inch of every saved figure
+COLUMN_PX = 736     # the width of the book's text column (46em of 16 px): a figure no wider is shown at its own size
+BODY_TEXT_PX = 16   # the book's body text; no text of a figure is smaller
+FONT_PT = 12        # every text's default size, from tick labels to legends: 16.7 px at 100 dpi
+matplotlib.rcParams["font.size"] = FONT_PT
 
 
 def figure_path(name: str) -> str:
     """The path of figure ``name`` (e.g. ``"zipf.png"``) in :data:`FIGURES`, as a str."""
     return str(FIGURES / name)
+
+
+def save_figure(figure, name: str, alt: str) -> str:
+    """Save ``figure`` as the PNG ``name`` in :data:`FIGURES` at :data:`DPI`, with ``alt`` as its description.
+
+    ``alt`` says what the figure shows, in a sentence a screen reader can read in its place; it is stored in the
+    PNG's ``Description`` field, from which the book takes each image's alt text. Raises ``ValueError`` if the
+    figure is wider than the book's column (:data:`COLUMN_PX`) or holds a text smaller than its body text
+    (:data:`BODY_TEXT_PX`): either would be unreadable on the page. Returns the path, for :func:`show`.
+    """
+    if not alt.strip():
+        raise ValueError(f"{name}: alt: expected a sentence saying what the figure shows, got {alt!r}")
+    width_px = figure.get_figwidth() * DPI
+    if width_px > COLUMN_PX:
+        raise ValueError(f"{name}: the figure is {width_px:.0f} px wide at {DPI} dpi; the book's column holds "
+                         f"{COLUMN_PX} px (figsize width at most {COLUMN_PX / DPI:.2f} in): split it or draw it narrower")
+    from matplotlib.text import Text
+
+    figure.draw_without_rendering()  # lays out the ticks, so that their labels exist
+    least = BODY_TEXT_PX * 72 / DPI
+    small = sorted({(text.get_fontsize(), text.get_text()) for text in figure.findobj(Text)
+                    if text.get_visible() and text.get_text().strip() and text.get_fontsize() < least})
+    if small:
+        raise ValueError(f"{name}: texts smaller than the book's body text ({least:.1f} pt at {DPI} dpi): "
+                         + ", ".join(f"{text!r} at {size:g} pt" for size, text in small[:5]))
+    path = figure_path(name)
+    figure.savefig(path, dpi=DPI, metadata={"Description": alt.strip()})
+    return path
 
 
 def show(path) -> None:
@@ -237,4 +276,5 @@ def latex_to_text(latex: str) -> str:
     return "".join(out)
 
 
-__all__ = ["FAST", "FIGURES", "figure_path", "show", "code", "equations", "in_notebook"]
+__all__ = ["FAST", "FIGURES", "DPI", "COLUMN_PX", "BODY_TEXT_PX", "FONT_PT", "figure_path", "save_figure", "show", "code",
+           "equations", "in_notebook"]

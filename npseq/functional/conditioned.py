@@ -157,8 +157,8 @@ def rnn_every_step_forward(x, v, h0, Wx, Wh, Wv, b, valid_lens=None):
     r"""A vanilla RNN conditioned on ``v`` at every step.
 
     .. math::
-        \tilde h_t = \tanh(x_t W_x + v W_v + h_{t-1} W_h + b), \qquad
-        h_t = m_t \tilde h_t + (1 - m_t) h_{t-1}, \qquad y_t = m_t \tilde h_t
+        \tilde h_t &= \tanh(x_t W_x + v W_v + h_{t-1} W_h + b), \\
+        h_t &= m_t \tilde h_t + (1 - m_t) h_{t-1}, \qquad y_t = m_t \tilde h_t
 
     Args:
         x: ``(N, T, D)``; v: ``(N, F)``; h0: ``(N, H)``; Wx: ``(D, H)``; Wh: ``(H, H)``; Wv: ``(F, H)``;

@@ -271,8 +271,8 @@ def lstm_step_backward(dnext_h, dnext_c, cache: LSTMStepCache):
         da_o &= dh_{next} \odot \tanh(c_{next}) \odot o (1 - o) \\
         da_g &= dc \odot i \odot (1 - g^2) \\
         dc_{prev} &= dc \odot f \\
-        dx &= da\, W_x^\top,\quad dh_{prev} = da\, W_h^\top,\quad
-        dW_x = x^\top da,\quad dW_h = h_{prev}^\top da,\quad db = \textstyle\sum_n da_n
+        dx &= da\, W_x^\top,\quad dh_{prev} = da\, W_h^\top \\
+        dW_x &= x^\top da,\quad dW_h = h_{prev}^\top da,\quad db = \textstyle\sum_n da_n
 
     with :math:`da = [da_i, da_f, da_o, da_g]`.
 

@@ -516,10 +516,10 @@ class LuongAttentionDecoder(Decoder):
     """Luong et al. (2015) global attention, with optional input feeding.
 
     .. math::
-        s_t = \\operatorname{RNN}([E[y_{t-1}]; \\tilde h_{t-1}],\\ s_{t-1}), \\qquad
-        \\alpha_t = \\operatorname{softmax}_s \\operatorname{score}(s^{(L)}_t, h_s), \\qquad
+        s_t &= \\operatorname{RNN}([E[y_{t-1}]; \\tilde h_{t-1}],\\ s_{t-1}), \\\\
+        \\alpha_t &= \\operatorname{softmax}_s \\operatorname{score}(s^{(L)}_t, h_s), \\qquad
         c_t = \\sum_s \\alpha_{ts} h_s, \\\\
-        \\tilde h_t = \\tanh([c_t; s^{(L)}_t]\\, W_c), \\qquad o_t = \\tilde h_t W_o + b_o
+        \\tilde h_t &= \\tanh([c_t; s^{(L)}_t]\\, W_c), \\qquad o_t = \\tilde h_t W_o + b_o
 
     with :math:`\\operatorname{score}` one of ``"dot"`` (:math:`s^\\top h`, needs
     ``H_enc == H``), ``"general"`` (:math:`s^\\top W_a h`) or ``"concat"``
