@@ -19,25 +19,33 @@ from .optim import clip_grad_norm
 
 
 @dataclasses.dataclass
-class History:
-    """Per-epoch training statistics.
+class EpochStatistics:
+    """What every training loop records once per epoch, one list entry each.
 
-    ``loss``: the objective as the loss function reduces it, averaged over batches.
-    ``token_ce``: per-token cross-entropy in nats (summed token NLL / token count),
-    the same whatever the reduction. ``d2l_metric``: the summed objective divided
-    by the token count, which is what d2l prints as "loss" (with ``reduction="d2l"``
-    it equals ``token_ce / num_steps``). ``grad_norm``: the mean global gradient
-    norm before clipping. ``tokens_per_s``: target tokens per second of wall time.
+    ``token_ce``: the epoch's cross-entropy per token in nats (summed token NLL / token count).
+    ``grad_norm``: the mean global gradient norm before clipping. ``tokens_per_s``: training
+    tokens per second of the epoch's wall time. ``wall_s``: that wall time in seconds.
     """
-    loss: list = dataclasses.field(default_factory=list)
     token_ce: list = dataclasses.field(default_factory=list)
-    d2l_metric: list = dataclasses.field(default_factory=list)
     grad_norm: list = dataclasses.field(default_factory=list)
     tokens_per_s: list = dataclasses.field(default_factory=list)
     wall_s: list = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class History(EpochStatistics):
+    """Per-epoch statistics of :func:`train_seq2seq`: those of :class:`EpochStatistics`, and
+
+    ``loss``: the objective as the loss function reduces it, averaged over batches
+    (``token_ce`` is the same whatever the reduction). ``d2l_metric``: the summed objective
+    divided by the token count, which is what d2l prints as "loss" (with ``reduction="d2l"``
+    it equals ``token_ce / num_steps``). ``tokens_per_s`` counts target tokens.
+    """
+    loss: list = dataclasses.field(default_factory=list)
+    d2l_metric: list = dataclasses.field(default_factory=list)
 
     @classmethod
     def from_dict(cls, state: dict) -> "History":
@@ -281,32 +289,22 @@ def _clear(position: EpochProgress) -> None:
 
 # ------------------------------------------------------------------ language models
 @dataclasses.dataclass
-class LMHistory:
-    """Per-epoch statistics of :func:`train_lm`.
+class LMHistory(EpochStatistics):
+    """Per-epoch statistics of :func:`train_lm`: those of :class:`EpochStatistics`, and
 
-    ``token_ce``: the epoch's summed token negative log-likelihood (nats) over its token
-    count, measured on each batch before its update (as d2l reports it); ``train_ppl``
-    is :math:`\\exp` of it.
+    ``train_ppl``: :math:`\\exp` of ``token_ce``, which is measured on each batch before its update (as
+    d2l reports it); ``tokens_per_s`` leaves the validation out.
     ``valid_ppl``: :func:`evaluate_perplexity` on the validation ids after the epoch
-    (empty without them). ``grad_norm``: mean global gradient norm before clipping.
-    ``tokens_per_s``: training tokens per second of the epoch's wall time (validation
-    excluded). ``num_batches``: batches run in the epoch (fewer in an epoch cut short by
+    (empty without them). ``num_batches``: batches run in the epoch (fewer in an epoch cut short by
     ``max_seconds``). ``stopped_early``: the time budget ended training.
     ``step_grad_norms``: with ``record_step_norms``, per epoch the last batch's
     :math:`\\|\\partial L / \\partial h_t\\|` per layer (``{(layer, 0): (T,) array}``).
     """
     train_ppl: list = dataclasses.field(default_factory=list)
     valid_ppl: list = dataclasses.field(default_factory=list)
-    token_ce: list = dataclasses.field(default_factory=list)
-    grad_norm: list = dataclasses.field(default_factory=list)
-    tokens_per_s: list = dataclasses.field(default_factory=list)
-    wall_s: list = dataclasses.field(default_factory=list)
     num_batches: list = dataclasses.field(default_factory=list)
     step_grad_norms: list = dataclasses.field(default_factory=list)
     stopped_early: bool = False
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 def _lm_partition(batches, partition):
