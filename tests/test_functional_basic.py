@@ -37,6 +37,20 @@ def test_affine_values_and_no_bias():
     assert db is None and dw.shape == (3, 2)
 
 
+@given(leading=st.lists(st.integers(1, 3), min_size=0, max_size=3), d=st.integers(1, 4), m=st.integers(1, 4),
+       seed=st.integers(0, 2**16))
+def test_project_and_its_weight_gradient_over_every_leading_axis(leading, d, m, seed):
+    """``project`` is ``x @ w`` row by row for any leading axes (none included), and ``project_weight_grad`` with
+    ``dx = dy w^T`` is its backward, to finite differences."""
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((*leading, d)), rng.standard_normal((d, m))
+    assert np.allclose(F.project(x, w), np.einsum("...d,dm->...m", x, w), rtol=1e-12, atol=1e-12)
+    report = check_function(lambda x, w: (F.project(x, w), (x, w)),
+                            lambda dy, cache: (F.project(dy, cache[1].T), F.project_weight_grad(cache[0], dy)),
+                            {"x": x, "w": w}, seed=seed)
+    assert report.ok, report
+
+
 @given(n=st.integers(1, 3), t=st.integers(1, 4), d=st.integers(1, 3), m=st.integers(1, 3),
        seed=st.integers(0, 2**32 - 1))
 def test_temporal_affine_gradients(n, t, d, m, seed):

@@ -54,6 +54,8 @@ from .layers import (
     affine_forward,
     dropout_backward,
     dropout_forward,
+    project,
+    project_weight_grad,
     temporal_affine_backward,
     temporal_affine_forward,
     word_embedding_backward,

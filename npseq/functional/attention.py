@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ._attention_checks import check_additive_attention, check_dot_attention, check_general_attention
+from .._checks import check_additive_attention, check_dot_attention, check_general_attention
 from .fast_attention import (
     AdditiveAttentionProjectedCache,
     additive_attention_projected_backward,

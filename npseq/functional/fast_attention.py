@@ -7,8 +7,8 @@ A decoder attends over the same encoder outputs at every step. The reference,
 every step. This module computes the same maths with the keys projected beforehand,
 :math:`\\hat k = k W_k`, and with the tricks that speed makes worth it:
 
-* every projection is one 2-d product over all rows (``_project``): NumPy's ``@`` on a stack of
-  ``(1, D)`` rows (one query per example) runs one small product per example;
+* every projection is one 2-d product over all rows (:func:`~npseq.functional.layers.project`):
+  NumPy's ``@`` on a stack of ``(1, D)`` rows (one query per example) runs one small product per example;
 * the ``(N, Q, K, h)`` features are one buffer, summed and passed through ``tanh`` in place,
   and the backward builds :math:`du` in one more buffer, in place;
 * with one query (a decoder step) the sum over queries is that query's slice, and the
@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from ._attention_checks import (
+from .._checks import (
     check_additive_projected,
     check_dot_scores,
     check_dscores,
@@ -37,7 +37,7 @@ from ._attention_checks import (
     check_pooling_upstream,
 )
 from .activations import masked_softmax_backward
-from .layers import dropout_backward
+from .layers import dropout_backward, project, project_weight_grad
 from .pooling import AttentionPoolingCache, attention_pooling_forward
 from .scores import ScoresCache
 
@@ -45,11 +45,6 @@ __all__ = ["AdditiveAttentionProjectedCache", "additive_attention_projected_forw
            "additive_attention_projected_backward", "fast_attention_pooling_backward",
            "fast_dot_scores_forward", "fast_dot_scores_backward", "fast_general_scores_forward",
            "fast_general_scores_backward"]
-
-
-def _project(x, W):
-    """``x @ W`` for ``x`` ``(..., D)`` and ``W`` ``(D, M)`` as one 2-d product over all rows."""
-    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[-1],))
 
 
 def _transposed_product(a, b):
@@ -90,7 +85,7 @@ def fast_general_scores_forward(queries, keys, W):
     """:func:`npseq.functional.scores.general_scores_forward`, :math:`s = (q W) k^\\top`, with :math:`q W`
     one 2-d product over all rows."""
     check_general_scores(queries, keys, W)
-    return _project(queries, W) @ keys.swapaxes(1, 2), ScoresCache(queries, keys, W)
+    return project(queries, W) @ keys.swapaxes(1, 2), ScoresCache(queries, keys, W)
 
 
 def fast_general_scores_backward(dscores, cache: ScoresCache):
@@ -99,9 +94,9 @@ def fast_general_scores_backward(dscores, cache: ScoresCache):
     check_dscores(dscores, cache)
     queries, keys, W = cache
     dprojected = dscores @ keys
-    dkeys = _transposed_product(dscores, _project(queries, W))
-    dW = queries.reshape(-1, W.shape[0]).T @ dprojected.reshape(-1, W.shape[1])
-    return _project(dprojected, W.T), dkeys, dW
+    dkeys = _transposed_product(dscores, project(queries, W))
+    dW = project_weight_grad(queries, dprojected)
+    return project(dprojected, W.T), dkeys, dW
 
 
 class AdditiveAttentionProjectedCache(NamedTuple):
@@ -146,7 +141,7 @@ def additive_attention_projected_forward(queries, projected_keys, values, Wq, wv
     hidden = Wq.shape[1]
     # Broadcast (N, Q, 1, h) + (N, 1, K, h) into one buffer and tanh it in place: the
     # (N, Q, K, h) features are the only large tensor this attention creates.
-    features = _project(queries, Wq)[:, :, None, :] + projected_keys[:, None, :, :]
+    features = project(queries, Wq)[:, :, None, :] + projected_keys[:, None, :, :]
     xp.tanh(features, out=features)
     scores = (features.reshape(-1, hidden) @ wv).reshape(features.shape[:-1])
     context, weights, pooling = attention_pooling_forward(scores, values, valid_lens, dropout=dropout, rng=rng)
@@ -190,6 +185,6 @@ def additive_attention_projected_backward(dcontext, cache: AdditiveAttentionProj
     dprojected_queries = dpre.sum(axis=2)
     # With one query (a decoder step) the sum over queries is that query's slice: no pass over du.
     dprojected_keys = dpre[:, 0] if dpre.shape[1] == 1 else dpre.sum(axis=1)
-    dqueries = _project(dprojected_queries, Wq.T)
-    dWq = queries.reshape(-1, Wq.shape[0]).T @ dprojected_queries.reshape(-1, hidden)
+    dqueries = project(dprojected_queries, Wq.T)
+    dWq = project_weight_grad(queries, dprojected_queries)
     return dqueries, dprojected_keys, dvalues, dWq, dwv

@@ -1,6 +1,9 @@
 """Affine maps, word embeddings and inverted dropout: forward/backward pairs.
 
-Row-vector convention throughout: an input row ``x`` maps to ``x @ w + b``.
+Row-vector convention throughout: an input row ``x`` maps to ``x @ w + b``. :func:`project` and
+:func:`project_weight_grad` are the product of every row of an array ``(..., D)`` with a weight and that
+weight's gradient, each as one 2-d product over all the rows: what the attention functions and the
+Transformer's projections use.
 """
 from __future__ import annotations
 
@@ -54,6 +57,34 @@ def affine_backward(dout, cache: AffineCache):
     dw = x.reshape(x.shape[0], -1).T @ dout
     db = dout.sum(axis=0) if has_bias else None
     return dx, dw, db
+
+
+# ----------------------------------------------------------- rows of any array
+def project(x, w):
+    """Every row of ``x`` times ``w``: :math:`y = x\\, w` over all leading axes, as one 2-d product.
+
+    Args:
+        x: ``(..., D)``.
+        w: ``(D, M)``.
+
+    Returns:
+        ``y`` ``(..., M)``.
+    """
+    return (x.reshape(-1, x.shape[-1]) @ w).reshape(x.shape[:-1] + (w.shape[-1],))
+
+
+def project_weight_grad(x, dy):
+    """The gradient of the weight of :func:`project`: :math:`dw = \\sum_r x_r^\\top dy_r`, summed over every
+    row ``r`` of every leading axis, as one 2-d product.
+
+    Args:
+        x: ``(..., D)``, the rows that were projected.
+        dy: ``(..., M)``, the gradient of their projections.
+
+    Returns:
+        ``dw`` ``(D, M)``.
+    """
+    return x.reshape(-1, x.shape[-1]).T @ dy.reshape(-1, dy.shape[-1])
 
 
 # ----------------------------------------------------------- temporal affine

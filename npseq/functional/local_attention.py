@@ -36,7 +36,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from ._attention_checks import check_local_pooling, check_predictive_position
+from .._checks import check_local_pooling, check_predictive_position
+from .layers import project_weight_grad
 from .pooling import AttentionPoolingCache, masked_pooling_backward, masked_pooling_forward
 
 __all__ = [
@@ -222,5 +223,5 @@ def predictive_position_backward(dcenters, cache: PredictivePositionCache):
     dvp = (dz[:, :, None] * features).sum(axis=(0, 1))
     dprojected = dz[:, :, None] * vp * (1 - features * features)
     dqueries = dprojected @ Wp.T
-    dWp = queries.reshape(-1, Wp.shape[0]).T @ dprojected.reshape(-1, Wp.shape[1])
+    dWp = project_weight_grad(queries, dprojected)
     return dqueries, dWp, dvp

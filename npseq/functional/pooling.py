@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import backend
-from ._attention_checks import check_attention_pooling, check_masked_pooling, check_pooling_upstream
+from .._checks import check_attention_pooling, check_masked_pooling, check_pooling_upstream
 from .activations import MaskedSoftmaxCache, masked_softmax_backward, sequence_mask, softmax_where
 from .layers import DropoutCache, dropout_backward, dropout_forward
 

@@ -35,13 +35,14 @@ import math
 from typing import Any, NamedTuple
 
 from .. import backend
-from ._attention_checks import (
+from .._checks import (
     check_concat_scores,
     check_dot_scores,
     check_dscores,
     check_general_scores,
     check_location_scores,
 )
+from .layers import project_weight_grad
 
 __all__ = [
     "ScoresCache", "ScaledDotScoresCache", "ConcatScoresCache",
@@ -187,7 +188,7 @@ def general_scores_backward(dscores, cache: ScoresCache):
     dprojected = dscores @ keys
     dkeys = dscores.swapaxes(1, 2) @ (queries @ W)
     dqueries = dprojected @ W.T
-    dW = queries.reshape(-1, W.shape[0]).T @ dprojected.reshape(-1, W.shape[1])
+    dW = project_weight_grad(queries, dprojected)
     return dqueries, dkeys, dW
 
 
@@ -245,15 +246,14 @@ def concat_scores_backward(dscores, cache: ConcatScoresCache):
     """
     check_dscores(dscores, cache)
     queries, keys, Wq, Wk, wv, features = cache
-    hidden = wv.shape[0]
     dwv = (dscores[..., None] * features).sum(axis=(0, 1, 2))
     dpre = dscores[..., None] * wv * (1 - features * features)
     dprojected_queries = dpre.sum(axis=2)
     dprojected_keys = dpre.sum(axis=1)
     dqueries = dprojected_queries @ Wq.T
-    dWq = queries.reshape(-1, Wq.shape[0]).T @ dprojected_queries.reshape(-1, hidden)
+    dWq = project_weight_grad(queries, dprojected_queries)
     dkeys = dprojected_keys @ Wk.T
-    dWk = keys.reshape(-1, Wk.shape[0]).T @ dprojected_keys.reshape(-1, hidden)
+    dWk = project_weight_grad(keys, dprojected_keys)
     return dqueries, dkeys, dWq, dWk, dwv
 
 
@@ -288,7 +288,7 @@ def location_scores_backward(dscores, cache: ScoresCache):
     queries, _, Wa = cache
     xp = backend.get_array_module(dscores)
     num_keys = dscores.shape[2]
-    dused = queries.reshape(-1, Wa.shape[0]).T @ dscores.reshape(-1, num_keys)
+    dused = project_weight_grad(queries, dscores)
     dWa = xp.concatenate([dused, xp.zeros((Wa.shape[0], Wa.shape[1] - num_keys), dtype=dused.dtype)], axis=1)
     dqueries = dscores @ Wa[:, :num_keys].T
     return dqueries, dWa

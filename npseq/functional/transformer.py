@@ -22,8 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple
 
 from .. import backend
-from .._checks import check_shape
-from ._attention_checks import (
+from .._checks import (
     NORM_ORDERS,
     check_add_positions,
     check_feed_forward,
@@ -31,12 +30,12 @@ from ._attention_checks import (
     check_positional_encoding,
     check_residual_norm,
     check_scaled_dot_product_attention,
+    check_shape,
     check_split_heads,
     check_sublayer_output,
 )
 from .activations import MaskedSoftmaxCache, gelu_backward, gelu_forward, relu_backward, relu_forward
-from .fast_attention import _project  # one 2-d product over all the rows of a batch
-from .layers import DropoutCache
+from .layers import DropoutCache, project, project_weight_grad
 from .normalization import LayerNormCache, layer_norm_backward, layer_norm_forward
 from .pooling import AttentionPoolingCache, attention_mask, masked_pooling_backward, masked_pooling_forward
 from .scores import ScaledDotScoresCache, scaled_dot_scores_backward, scaled_dot_scores_forward
@@ -203,20 +202,19 @@ def multihead_attention_forward(queries, keys, values, params: dict, num_heads: 
     """
     num_heads = check_multihead(queries, keys, values, params, num_heads, MULTIHEAD_PARAMS)
     p = params
-    projected_queries = split_heads(_project(queries, p["W_q"]) + p["b_q"], num_heads)
-    projected_keys = split_heads(_project(keys, p["W_k"]) + p["b_k"], num_heads)
-    projected_values = split_heads(_project(values, p["W_v"]) + p["b_v"], num_heads)
+    projected_queries = split_heads(project(queries, p["W_q"]) + p["b_q"], num_heads)
+    projected_keys = split_heads(project(keys, p["W_k"]) + p["b_k"], num_heads)
+    projected_values = split_heads(project(values, p["W_v"]) + p["b_v"], num_heads)
     heads, weights, attention = scaled_dot_product_attention_forward(
         projected_queries, projected_keys, projected_values, valid_lens, causal, dropout=dropout, rng=rng)
     merged = merge_heads(heads)
-    out = _project(merged, p["W_o"]) + p["b_o"]
+    out = project(merged, p["W_o"]) + p["b_o"]
     return out, weights, MultiheadAttentionCache(queries, keys, values, dict(params), attention, merged)
 
 
 def _affine_grads(x, dy, W):
     """``dx``, ``dW``, ``db`` of ``y = x W + b`` for ``x`` ``(..., D)`` and ``dy`` ``(..., M)``."""
-    rows_x, rows_dy = x.reshape(-1, W.shape[0]), dy.reshape(-1, W.shape[1])
-    return _project(dy, W.T), rows_x.T @ rows_dy, rows_dy.sum(axis=0)
+    return project(dy, W.T), project_weight_grad(x, dy), dy.reshape(-1, W.shape[1]).sum(axis=0)
 
 
 def multihead_attention_backward(dout, cache: MultiheadAttentionCache, dweights=None):
@@ -374,8 +372,8 @@ def feed_forward_forward(x, W1, b1, W2, b2, activation: str = "relu"):
     """
     check_feed_forward(x, W1, b1, W2, b2, activation, ACTIVATIONS)
     forward, _ = ACTIVATIONS[activation]
-    hidden, act = forward(_project(x, W1) + b1)
-    y = _project(hidden, W2) + b2
+    hidden, act = forward(project(x, W1) + b1)
+    y = project(hidden, W2) + b2
     return y, FeedForwardCache(x, W1, W2, activation, act, hidden)
 
 
