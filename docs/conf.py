@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import shutil
 import sys
 
 DOCS = pathlib.Path(__file__).resolve().parent
@@ -69,6 +70,9 @@ exclude_patterns = [
 templates_path = ["_templates"]
 
 autosummary_generate = True
+# The API pages autosummary writes are derived from the package alone: written afresh at every build, so that a page
+# of a module renamed or removed since the last build cannot linger (and fail -W with a failed import).
+shutil.rmtree(DOCS / "api" / "generated", ignore_errors=True)
 autodoc_member_order = "bysource"
 autodoc_default_options = {"show-inheritance": True}
 autodoc_typehints = "signature"

@@ -1,12 +1,12 @@
 """Recurrent test problems, and the two ways to run a sequence through a cell: the fast
-runners of ``npseq.functional.sequence`` and a loop over the reference steps of
+runners of ``npseq.functional.fast_recurrent`` and a loop over the reference steps of
 ``npseq.functional.recurrent`` (the parity oracle), both returning a :class:`Run`."""
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from npseq.functional import fast_recurrent as seq
 from npseq.functional import recurrent as ref
-from npseq.functional import sequence as seq
 from npseq.samples import valid_mask
 
 GATES = {"rnn": 1, "lstm": 4, "gru": 3}
@@ -47,7 +47,7 @@ class Run(NamedTuple):
 
 
 def fast_run(kind, x, h0, c0, params, lens, dh, dh_last=None, dc_last=None, reset_after=False) -> Run:
-    """Forward, backward data and backward weights through ``npseq.functional.sequence``."""
+    """Forward, backward data and backward weights through ``npseq.functional.fast_recurrent``."""
     padding = seq.sequence_padding(lens, x.shape[1], x)
     p = list(params.values())
     if kind == "lstm":

@@ -1,6 +1,6 @@
 """Tests of the reference cells, npseq.functional.recurrent: finite differences, CS231n reference
 values, padding properties, NumPy's dtype promotion and PyTorch parity. (The fast path's parity
-with these cells is in test_sequence_parity.py.)"""
+with these cells is in test_fast_recurrent_parity.py.)"""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -448,7 +448,7 @@ def test_torch_parity(kind, lens):
 # ------------------------------------------------------------------ (e) the reference stays readable
 def test_the_reference_reads_like_its_equations():
     """The learner's module: the GRU forward early in the file, each step function about a screen,
-    no scratch buffers, in-place tricks or private helpers (those belong to sequence.py)."""
+    no scratch buffers, in-place tricks or private helpers (those belong to fast_recurrent.py)."""
     import ast
     import inspect
 

@@ -1,5 +1,5 @@
 """The fused GRU/LSTM kernels (npseq.functional.fused) against the NumPy cells of the fast path
-(npseq.functional.sequence) they replace.
+(npseq.functional.fast_recurrent) they replace.
 
 On a GPU the kernels run through CuPy. Everywhere else their CUDA-C bodies are compiled
 as C++ (g++) and run on the CPU by :class:`CppElementwiseKernel`, a stand-in for
@@ -18,8 +18,8 @@ import pytest
 from optional_tools import skip_reason
 
 from npseq import backend
+from npseq.functional import fast_recurrent as S
 from npseq.functional import fused
-from npseq.functional import sequence as S
 from npseq.gradient_checks import REGISTRY
 
 CPP_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
+from npseq.functional import fast_recurrent as S
 from npseq.functional import recurrent as R
-from npseq.functional import sequence as S
 from npseq.nn import GRU, LSTM, RNN
 
 

@@ -287,7 +287,7 @@ def test_printed_code_is_the_source_as_it_stands_in_its_file_but_its_docstring(c
 
 
 def _functional_references():
-    """Every public function of the functional layer's references (not the fast twins sequence.py, fused.py,
+    """Every public function of the functional layer's references (not the fast twins fast_recurrent.py, fused.py,
     fast_attention.py, where speed comes first)."""
     import importlib
 

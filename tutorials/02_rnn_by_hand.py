@@ -17,7 +17,7 @@
 import numpy as np
 from _common import FAST, code, equations, figure_path, save_figure, show
 
-from npseq.functional import rnn_backward, rnn_forward, rnn_step_backward, rnn_step_forward, sequence
+from npseq.functional import fast_recurrent, rnn_backward, rnn_forward, rnn_step_backward, rnn_step_forward
 from npseq.gradcheck import check_function, check_module, rel_error
 from npseq.nn import RNN
 from npseq.optim import clip_grad_norm
@@ -59,7 +59,7 @@ print(code(rnn_forward))
 
 # %% [markdown]
 # That loop is the *reference*: the code to read. The layers of `npseq.nn` run a twin of
-# it, `npseq.functional.sequence.rnn_sequence_forward`, which computes the same numbers
+# it, `npseq.functional.fast_recurrent.rnn_sequence_forward`, which computes the same numbers
 # arranged for speed: the input projections $x_t W_x$ of all $T$ steps in one matrix
 # product before the loop (they do not depend on the state), every state in one
 # preallocated array, in-place updates. The test suite holds the twin equal to the
@@ -73,7 +73,7 @@ h0 = rng.standard_normal((N, H))
 Wx, Wh, b = 0.5 * rng.standard_normal((D, H)), 0.5 * rng.standard_normal((H, H)), 0.1 * rng.standard_normal(H)
 
 h_seq, cache = rnn_forward(x, h0, Wx, Wh, b)
-h_fast, fast_cache = sequence.rnn_sequence_forward(x, h0, Wx, Wh, b)
+h_fast, fast_cache = fast_recurrent.rnn_sequence_forward(x, h0, Wx, Wh, b)
 h, step_caches, looped = h0, [], []
 for t in range(T):
     h, step_cache = rnn_step_forward(x[:, t], h, Wx, Wh, b)
@@ -154,8 +154,8 @@ for t in reversed(range(T)):
     grads["dWh"] += dWh_t
     grads["db"] += db_t
 dx, dh0, dWx, dWh, db = rnn_backward(dh, cache)
-fast = sequence.rnn_sequence_backward_data(dh, fast_cache)
-fast_weights = sequence.rnn_sequence_backward_weights([fast_cache], [fast.dA])
+fast = fast_recurrent.rnn_sequence_backward_data(dh, fast_cache)
+fast_weights = fast_recurrent.rnn_sequence_backward_weights([fast_cache], [fast.dA])
 for name, mine, theirs, twin in (("dx", grads["dx"], dx, fast.dx), ("dh0", g_next, dh0, fast.dh0),
                                  ("dWx", grads["dWx"], dWx, fast_weights[0]),
                                  ("dWh", grads["dWh"], dWh, fast_weights[1]), ("db", grads["db"], db, fast_weights[2])):

@@ -2,13 +2,13 @@
 
 On a GPU every NumPy-style elementwise operation is a kernel launch of its own, and at
 the sizes learners use the launches, not the arithmetic, set the pace: the in-place GRU
-cell of :mod:`npseq.functional.sequence` is about a dozen of them per step. The kernels
+cell of :mod:`npseq.functional.fast_recurrent` is about a dozen of them per step. The kernels
 here compute the same equations one thread per element in one or two launches
 (``cupy.ElementwiseKernel``), reading and writing the same cache slices.
 
 They are off by default: ``npseq.backend.set_fused_kernels(True)`` or
 ``NPSEQ_FUSED=1`` turns them on, and they only ever run on CuPy arrays. They are the GPU
-twin of the in-place NumPy cells of ``sequence.py`` (``_gru_cell``, ``_gru_cell_backward``,
+twin of the in-place NumPy cells of ``fast_recurrent.py`` (``_gru_cell``, ``_gru_cell_backward``,
 ``_lstm_cell``, ``_lstm_cell_backward``), which in turn equal the reference steps of
 ``recurrent.py``. ``tests/test_fused.py`` compiles the kernels'
 bodies as C++ and checks them on the CPU against those expressions and through every
@@ -98,7 +98,7 @@ def _columns(a, count: int):
 
 
 def gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, hidden_n, out, hh, scratch):
-    """The fused :func:`npseq.functional.sequence._gru_cell` (same arguments and results)."""
+    """The fused :func:`npseq.functional.fast_recurrent._gru_cell` (same arguments and results)."""
     xp = backend.get_array_module(ax)
     hidden = h.shape[1]
     h2 = 2 * hidden
@@ -118,7 +118,7 @@ def gru_cell(ax, h, Wh, bhn, reset_after: bool, gates, hidden_n, out, hh, scratc
 
 
 def gru_cell_backward(dnext_h, h, gates, hidden_n, Wh, reset_after: bool, dax, dah, dprev_h, scratch):
-    """The fused :func:`npseq.functional.sequence._gru_cell_backward` (same arguments and results)."""
+    """The fused :func:`npseq.functional.fast_recurrent._gru_cell_backward` (same arguments and results)."""
     xp = backend.get_array_module(gates)
     hidden = h.shape[1]
     h2 = 2 * hidden
@@ -140,14 +140,14 @@ def gru_cell_backward(dnext_h, h, gates, hidden_n, Wh, reset_after: bool, dax, d
 
 
 def lstm_cell(gates, prev_c, tanh_c, next_c, next_h):
-    """The fused :func:`npseq.functional.sequence._lstm_cell` (same arguments and results)."""
+    """The fused :func:`npseq.functional.fast_recurrent._lstm_cell` (same arguments and results)."""
     xp = backend.get_array_module(gates)
     _kernel(xp, "lstm_forward")(prev_c, *_columns(gates, 4), tanh_c, next_c, next_h)
     return next_h
 
 
 def lstm_cell_backward(dnext_h, dnext_c, gates, prev_c, tanh_c, da, dprev_c):
-    """The fused :func:`npseq.functional.sequence._lstm_cell_backward` (same arguments and results)."""
+    """The fused :func:`npseq.functional.fast_recurrent._lstm_cell_backward` (same arguments and results)."""
     xp = backend.get_array_module(gates)
     _kernel(xp, "lstm_backward")(dnext_h, dnext_c, *_columns(gates, 4), prev_c, tanh_c, *_columns(da, 4), dprev_c)
     return dprev_c

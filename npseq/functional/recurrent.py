@@ -16,7 +16,7 @@ Padding: the sequence functions take ``valid_lens`` ``(N,)``. With
 :math:`\tilde h_t` is what the cell computes, so the final state is each sequence's own
 last valid state.
 
-The layers of :mod:`npseq.nn` run the same maths through :mod:`npseq.functional.sequence`,
+The layers of :mod:`npseq.nn` run the same maths through :mod:`npseq.functional.fast_recurrent`,
 arranged for speed; the tests hold it equal to the loops here within 1e-12.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``RNN``, ``GRU`` and ``LSTM``: stacked, optionally bidirectional recurrent layers.
 
 Each layer is a thin wrapper over the fast sequence functions of
-:mod:`npseq.functional.sequence` (``rnn_sequence_forward``, ``*_backward_data``,
+:mod:`npseq.functional.fast_recurrent` (``rnn_sequence_forward``, ``*_backward_data``,
 ``*_backward_weights``, and likewise for the GRU and LSTM), which equal loops over the
 reference cells of :mod:`npseq.functional.recurrent`; no cell maths is repeated here. Shapes are
 batch first: ``x`` ``(N, T, D)``, outputs
@@ -33,8 +33,8 @@ from .._checks import (
     check_valid_lens,
 )
 from ..errors import InvalidTypeError, InvalidValueError
+from ..functional import fast_recurrent as S
 from ..functional import recurrent as R
-from ..functional import sequence as S
 from ..functional.layers import dropout_backward, dropout_forward
 from .init import uniform
 from .module import Module, Parameter
@@ -151,7 +151,7 @@ class RecurrentBase(Module):
     # --------------------------------------------------------- subclass hooks
     def _run_forward(self, x, initial, params, padding):
         """Functional sequence forward of one layer and direction (``padding``: a
-        :class:`~npseq.functional.sequence.Padding` or ``None``): ``(outputs, cache, finals)``."""
+        :class:`~npseq.functional.fast_recurrent.Padding` or ``None``): ``(outputs, cache, finals)``."""
         raise NotImplementedError
 
     def _run_backward_data(self, dh, cache, dfinals, record):
@@ -340,7 +340,7 @@ class RecurrentBase(Module):
 
 class RNN(RecurrentBase):
     """Multi-layer Elman RNN with tanh: the maths of :func:`~npseq.functional.recurrent.rnn_forward`, run
-    by its fast twin :func:`~npseq.functional.sequence.rnn_sequence_forward`.
+    by its fast twin :func:`~npseq.functional.fast_recurrent.rnn_sequence_forward`.
 
     Each layer and direction computes
 
@@ -375,7 +375,7 @@ class RNN(RecurrentBase):
 
 class GRU(RecurrentBase):
     """Multi-layer GRU: the maths of :func:`~npseq.functional.recurrent.gru_forward`, run by its fast
-    twin :func:`~npseq.functional.sequence.gru_sequence_forward`.
+    twin :func:`~npseq.functional.fast_recurrent.gru_sequence_forward`.
 
     Each layer and direction computes, with gate order ``[r, z, n]`` in the ``3H`` columns,
 
@@ -426,7 +426,7 @@ class GRU(RecurrentBase):
 
 class LSTM(RecurrentBase):
     """Multi-layer LSTM: the maths of :func:`~npseq.functional.recurrent.lstm_forward` (from any ``c0``),
-    run by its fast twin :func:`~npseq.functional.sequence.lstm_sequence_forward`.
+    run by its fast twin :func:`~npseq.functional.fast_recurrent.lstm_sequence_forward`.
 
     Each layer and direction computes, with gate order ``[i, f, o, g]`` in the ``4H`` columns,
 

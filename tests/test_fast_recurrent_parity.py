@@ -1,4 +1,4 @@
-"""The fast path equals the reference: ``npseq.functional.sequence`` (what the layers run) against a
+"""The fast path equals the reference: ``npseq.functional.fast_recurrent`` (what the layers run) against a
 loop over the reference steps of ``npseq.functional.recurrent``, within 1e-12 in float64 for
 outputs, final states, every gradient and the step norms; then whole stacked and bidirectional
 layers against the same loops composed by hand."""
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from recurrent_cases import KINDS, fast_run, random_problem, reference_run
 
-from npseq.functional import sequence as seq
+from npseq.functional import fast_recurrent as seq
 from npseq.nn import GRU, LSTM, RNN
 
 TOL = dict(rtol=1e-12, atol=1e-12)

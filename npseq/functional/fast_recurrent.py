@@ -3,7 +3,7 @@ r"""The fast path of the recurrent cells: whole sequences, time-major, prealloca
 Every function here computes exactly what a loop over the reference steps of
 :mod:`npseq.functional.recurrent` computes (``rnn_step_forward``, ``gru_step_forward``,
 ``lstm_step_forward`` and their backwards, with the padding mix of ``rnn_forward``), and
-``tests/test_sequence_parity.py`` holds them to it within 1e-12 in float64: outputs,
+``tests/test_fast_recurrent_parity.py`` holds them to it within 1e-12 in float64: outputs,
 states and every gradient. Read the reference first; this module is how the same maths
 is arranged for speed, and it is what the layers of :mod:`npseq.nn` run.
 :mod:`npseq.functional.fused` is its GPU twin: the same cells as CUDA kernels.
