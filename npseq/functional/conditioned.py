@@ -73,50 +73,31 @@ class JointGrads(NamedTuple):
     dWv: Any       # (F, kH)
 
 
-class ConditionedRNNGrads(NamedTuple):
-    """Gradients of :func:`rnn_every_step_forward` (and of the LSTM's), in its argument order."""
-    dx: Any   # (N, T, D)
-    dv: Any   # (N, F)
-    dh0: Any  # (N, H)
-    dWx: Any  # (D, kH)
-    dWh: Any  # (H, kH)
-    dWv: Any  # (F, kH)
-    db: Any   # (kH,)
+# Each backward returns its gradients in its forward's argument order, as one of the records below. Their shapes,
+# stated once (k: the cell's gate blocks, 1, 3 or 4); W_v maps v to every step's gates, or to h_0 alone:
+_GRAD_SHAPES = {"dx": "(N, T, D)", "dv": "(N, F)", "dh0": "(N, H)", "dWx": "(D, kH)", "dWh": "(H, kH)",
+                "dbv": "(H,)", "db": "(kH,)", "dbx": "(3H,)", "dbh": "(3H,)"}
+_EVERY_STEP_SHAPES = dict(_GRAD_SHAPES, dWv="(F, kH)")
+_FIRST_STEP_SHAPES = dict(_GRAD_SHAPES, dWv="(F, H)")
 
 
-class ConditionedGRUGrads(NamedTuple):
-    """Gradients of :func:`gru_every_step_forward`, in its argument order."""
-    dx: Any   # (N, T, D)
-    dv: Any   # (N, F)
-    dh0: Any  # (N, H)
-    dWx: Any  # (D, 3H)
-    dWh: Any  # (H, 3H)
-    dWv: Any  # (F, 3H)
-    dbx: Any  # (3H,)
-    dbh: Any  # (3H,)
+def _gradient_record(name: str, fields: str, shapes: dict, *functions: str) -> type:
+    """A record of the gradients ``fields`` of ``functions``, in that order, with their shapes as its doc."""
+    names = fields.split()
+    record = NamedTuple(name, [(field, Any) for field in names])
+    record.__doc__ = (f"Gradients of {' and '.join(f':func:`{f}`' for f in functions)}, in the argument order: "
+                      + ", ".join(f"``{field}`` {shapes[field]}" for field in names) + ".")
+    return record
 
 
-class FirstStepRNNGrads(NamedTuple):
-    """Gradients of :func:`rnn_first_step_forward` (and of the LSTM's), in its argument order."""
-    dx: Any   # (N, T, D)
-    dv: Any   # (N, F)
-    dWv: Any  # (F, H)
-    dbv: Any  # (H,)
-    dWx: Any  # (D, kH)
-    dWh: Any  # (H, kH)
-    db: Any   # (kH,)
-
-
-class FirstStepGRUGrads(NamedTuple):
-    """Gradients of :func:`gru_first_step_forward`, in its argument order."""
-    dx: Any   # (N, T, D)
-    dv: Any   # (N, F)
-    dWv: Any  # (F, H)
-    dbv: Any  # (H,)
-    dWx: Any  # (D, 3H)
-    dWh: Any  # (H, 3H)
-    dbx: Any  # (3H,)
-    dbh: Any  # (3H,)
+ConditionedRNNGrads = _gradient_record("ConditionedRNNGrads", "dx dv dh0 dWx dWh dWv db", _EVERY_STEP_SHAPES,
+                                       "rnn_every_step_forward", "lstm_every_step_forward")
+ConditionedGRUGrads = _gradient_record("ConditionedGRUGrads", "dx dv dh0 dWx dWh dWv dbx dbh", _EVERY_STEP_SHAPES,
+                                       "gru_every_step_forward")
+FirstStepRNNGrads = _gradient_record("FirstStepRNNGrads", "dx dv dWv dbv dWx dWh db", _FIRST_STEP_SHAPES,
+                                     "rnn_first_step_forward", "lstm_first_step_forward")
+FirstStepGRUGrads = _gradient_record("FirstStepGRUGrads", "dx dv dWv dbv dWx dWh dbx dbh", _FIRST_STEP_SHAPES,
+                                     "gru_first_step_forward")
 
 
 # ============================================================ every step
