@@ -323,6 +323,20 @@ def is_check_statement(statement: ast.stmt) -> bool:
     return False
 
 
+# ------------------------------------------------------------------ registries
+def check_registration(registry_name: str, registry: dict, name, argument: str, record, record_type: type,
+                       replace: bool) -> None:
+    """A new entry ``name`` -> ``record`` for a registry of records (``SCORES``, ``CELLS``): a non-empty str not
+    yet in it (unless ``replace``), and a record of ``record_type``; ``argument`` names the record's argument."""
+    if not isinstance(name, str) or not name:
+        raise InvalidTypeError(f"name: expected a non-empty str, got {type(name).__name__} {name!r}")
+    if not isinstance(record, record_type):
+        raise InvalidTypeError(f"{argument}: expected a {record_type.__name__} record, got {type(record).__name__}")
+    if name in registry and not replace:
+        raise InvalidValueError(f"name: expected a name not yet in {registry_name} {tuple(registry)} "
+                                f"(or replace=True), got {name!r}")
+
+
 # ================================================================ the attention functions
 # Every public function of functional.scores, .pooling, .attention, .fast_attention, .local_attention and
 # .transformer checks its arguments in one call at its top, to the function below that bears its name; the body

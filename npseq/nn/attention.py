@@ -33,6 +33,7 @@ from .._checks import (
     check_float_array,
     check_ndim,
     check_probability,
+    check_registration,
     check_same_backend,
     check_shape,
 )
@@ -305,13 +306,7 @@ def register_score(name: str, score: Score, *, replace: bool = False) -> None:
     :class:`LocalAttention`, ``LuongAttentionDecoder(score=name)``, ``build_seq2seq(score=name)`` and
     ``npseq train --score name`` (in this process). ``replace=True`` replaces a score of that name;
     :func:`unregister_score` removes it again."""
-    if not isinstance(name, str) or not name:
-        raise InvalidTypeError(f"name: expected a non-empty str, got {type(name).__name__} {name!r}")
-    if not isinstance(score, Score):
-        raise InvalidTypeError(f"score: expected a Score record, got {type(score).__name__}")
-    if name in SCORES and not replace:
-        raise InvalidValueError(f"name: expected a name not yet in SCORES {tuple(SCORES)} (or replace=True), "
-                                f"got {name!r}")
+    check_registration("SCORES", SCORES, name, "score", score, Score, replace)
     SCORES[name] = score
 
 

@@ -28,6 +28,7 @@ from .._checks import (
     check_float_array,
     check_ndim,
     check_probability,
+    check_registration,
     check_same_backend,
     check_shape,
     check_valid_lens,
@@ -608,13 +609,7 @@ def register_cell(name: str, cell: Cell, *, replace: bool = False) -> None:
     """Make ``cell`` known as ``name`` to :data:`CELLS`, and so to :func:`make_rnn`, the models and the commands'
     ``--cell`` (in this process). ``replace=True`` replaces a cell of that name; :func:`unregister_cell` removes
     it again."""
-    if not isinstance(name, str) or not name:
-        raise InvalidTypeError(f"name: expected a non-empty str, got {type(name).__name__} {name!r}")
-    if not isinstance(cell, Cell):
-        raise InvalidTypeError(f"cell: expected a Cell record, got {type(cell).__name__}")
-    if name in CELLS and not replace:
-        raise InvalidValueError(f"name: expected a name not yet in CELLS {tuple(CELLS)} (or replace=True), "
-                                f"got {name!r}")
+    check_registration("CELLS", CELLS, name, "cell", cell, Cell, replace)
     CELLS[name] = cell
 
 
