@@ -7,7 +7,8 @@ on a headless server, in tests and in notebooks. matplotlib is imported inside
 the functions, so ``import npseq`` does not load it.
 
 Each function returns the path it wrote, or ``(path, figure)`` with
-``return_figure=True`` (to display the figure in a notebook or inspect its labels).
+``return_figure=True`` (to display the figure in a notebook, inspect its labels or save it
+another way: with ``path=None`` nothing is written and the path returned is ``None``).
 Arrays may be NumPy or CuPy (copied to the host) or nested lists.
 """
 from __future__ import annotations
@@ -47,6 +48,10 @@ def _new_figure(width: float, height: float):
 
 
 def _finish(figure, path, dpi: int, return_figure: bool):
+    if path is None:  # the caller saves the figure itself
+        if not return_figure:
+            raise InvalidValueError("path: expected the PNG to write (None only with return_figure=True), got None")
+        return None, figure
     path = os.fspath(path)
     figure.savefig(path, format="png", dpi=dpi)
     return (path, figure) if return_figure else path
@@ -111,7 +116,7 @@ def show_attention_grid(panels, path, *, ncols: int | None = None, suptitle: str
             ``src_tokens`` ``S`` strings (or ``None`` for positions), ``out_tokens``
             ``T_out`` strings (or ``None``). E.g. ``SearchResult.attention`` with the
             source tokens and the output tokens plus ``"<eos>"``.
-        path: the PNG to write.
+        path: the PNG to write, or ``None`` with ``return_figure=True`` (the figure alone, drawn, not saved).
         ncols: panels per row (default: all in one row, at most 4).
         suptitle: a title over the whole figure.
         labels: ``(x label, y label)``, what the columns and the rows are (default
@@ -200,7 +205,7 @@ def show_heatmaps(weights, src_tokens, out_tokens, path, title=None, *, cmap: st
             tokens (layers, heads, checkpoints), drawn side by side.
         src_tokens: ``S`` strings labelling the columns (``None``: positions).
         out_tokens: ``T_out`` strings labelling the rows (``None``: positions).
-        path: the PNG to write.
+        path: the PNG to write, or ``None`` with ``return_figure=True`` (the figure alone, drawn, not saved).
         title: a str, or for ``(P, T_out, S)`` weights a list of ``P`` panel titles.
         labels: ``(x label, y label)`` (default :data:`AXIS_LABELS`); an encoder's
             self-attention reads ``("keys: source tokens", "queries: source tokens")``.
@@ -273,7 +278,7 @@ def plot_history(history, path, keys=("loss",), *, shared: bool = False, title: 
     Args:
         history: an ``npseq.train.History`` or a dict ``{key: per-epoch list}`` (lists
             may have different lengths ``E``; ``None`` entries leave a gap).
-        path: the PNG to write.
+        path: the PNG to write, or ``None`` with ``return_figure=True`` (the figure alone, drawn, not saved).
         keys: the statistics to draw, e.g. ``("loss", "perplexity", "bleu")``.
         shared: all curves on one axis with a legend, instead of one subplot per key.
         log_scale: a logarithmic y axis.
@@ -336,7 +341,7 @@ def plot_grad_norms(norms, path, log_scale: bool = True, *, title: str | None = 
             whose ``(layer, direction)`` keys are sorted and labelled ``"layer l[, reverse]"``;
             a reverse direction's entry ``s`` is its ``s``-th processed step). Step ``t``
             is plotted at ``x = t``, the array index.
-        path: the PNG to write.
+        path: the PNG to write, or ``None`` with ``return_figure=True`` (the figure alone, drawn, not saved).
         log_scale: a logarithmic y axis (default).
 
     Returns:
@@ -383,7 +388,7 @@ def show_captioned_images(images, captions, path, *, references=None, ncols: int
         images: ``K`` RGB images ``(height, width, 3)`` with values in ``[0, 1]`` (a list or a
             ``(K, height, width, 3)`` array).
         captions: ``K`` strings, e.g. what a captioning model generated.
-        path: the PNG to write.
+        path: the PNG to write, or ``None`` with ``return_figure=True`` (the figure alone, drawn, not saved).
         references: ``None`` or ``K`` reference strings; a caption that differs from its reference
             is drawn in red with the reference below it.
         ncols: images per row.

@@ -308,3 +308,14 @@ def test_plots_work_without_a_display(tmp_path, mplbackend):
     assert result.returncode == 0, result.stderr
     for name in ("a.png", "h.png", "g.png"):
         assert_png(tmp_path / name)
+
+
+def test_without_a_path_a_figure_is_drawn_and_returned_but_not_written(tmp_path, monkeypatch):
+    """For a caller that saves the figure its own way (the tutorials' save_figure): nothing is written."""
+    from npseq.errors import InvalidValueError
+
+    monkeypatch.chdir(tmp_path)
+    path, figure = viz.show_heatmaps(np.eye(3), list("abc"), list("xyz"), None, return_figure=True)
+    assert path is None and figure.axes and list(tmp_path.iterdir()) == []
+    with pytest.raises(InvalidValueError, match=r"path: expected the PNG to write \(None only with return_figure"):
+        viz.plot_history(History(loss=[1.0, 0.5]), None)

@@ -15,7 +15,7 @@
 
 # %%
 import numpy as np
-from _common import FAST, code, equations, figure_path, save_figure, show
+from _common import FAST, code, equations, save_figure, show
 
 from npseq.functional import fast_recurrent, rnn_backward, rnn_forward, rnn_step_backward, rnn_step_forward
 from npseq.gradcheck import check_function, check_module, rel_error
@@ -231,7 +231,7 @@ for sigma in SCALES:
     print(f"sigma = {sigma}: mean |h_t| = {np.abs(outputs).mean():.2f}, ||g_T|| = {step_norms[-1]:.2f}, "
           f"||g_1|| = {step_norms[0]:.2e}")
 
-_, fig = plot_grad_norms(norms, figure_path("02_grad_norms_through_time.png"), return_figure=True,
+_, fig = plot_grad_norms(norms, None, return_figure=True,
                          title=r"$\|\partial L/\partial h_t\|$, loss at $t = T$ only, $W_h = \sigma Q$")
 show(save_figure(fig, "02_grad_norms_through_time.png", alt="The norm of the gradient of the loss with respect to "
                  "the state h_t against the time step t, on a log scale, for W_h = sigma Q with sigma 0.5, 1, 1.5 "

@@ -22,7 +22,7 @@
 import re
 
 import numpy as np
-from _common import COLUMN_PX, DPI, FAST, code, equations, figure_path, save_figure, show
+from _common import COLUMN_PX, DPI, FAST, code, equations, save_figure, show
 
 from npseq.data import BatchIterator, load_translation_data
 from npseq.decode import evaluate_translations, translate
@@ -126,7 +126,7 @@ lens = np.array([[6, 4, 2, 1, 0]])
 weights, _ = masked_softmax(scores, lens)
 print(weights[0].round(3))
 _, figure = show_heatmaps(weights[0], [f"key {k + 1}" for k in range(6)], [f"valid_len = {n}" for n in lens[0]],
-                          figure_path("06_masked_softmax.png"), title="one row of scores, five valid lengths",
+                          None, title="one row of scores, five valid lengths",
                           labels=("keys", "queries (same scores)"), return_figure=True)
 path = save_figure(figure, "06_masked_softmax.png",
                    alt="The weights of one row of six scores (keys across) under five valid lengths, from all six "
@@ -462,7 +462,7 @@ ALT = {
 }
 for task, maps in panels.items():
     # One figure per task, its maps one under the other: side by side, the tokens would be too narrow to read.
-    _, figure = show_attention_grid(maps, figure_path(f"06_attention_{task}.png"), ncols=1,
+    _, figure = show_attention_grid(maps, None, ncols=1,
                                     max_width=COLUMN_INCHES, suptitle="Bahdanau attention on unseen test data",
                                     return_figure=True)
     path = save_figure(figure, f"06_attention_{task}.png", alt=ALT[task])
@@ -529,7 +529,7 @@ print(code(LuongAttentionDecoder._step))
 corpus = corpora["reverse"]
 luong, luong_history = train("reverse", corpus, decoder="luong", score="general", input_feeding=True)
 curves = {"Bahdanau": histories["reverse"].token_ce, "Luong": luong_history.token_ce}
-_, figure = plot_history(curves, figure_path("06_luong_vs_bahdanau_loss.png"), keys=list(curves), shared=True,
+_, figure = plot_history(curves, None, keys=list(curves), shared=True,
                          log_scale=True, title="reverse: training cross-entropy per token", return_figure=True)
 path = save_figure(figure, "06_luong_vs_bahdanau_loss.png",
                    alt="The training cross-entropy per token of the Bahdanau and the Luong decoder on reverse, "
@@ -540,7 +540,7 @@ show(path)
 sources = [first_source(corpus, r"^(\w ){6,}"), first_source(corpus, r"^(\w ){8,}")]
 grid = [panel(model, corpus, sentence, f"{name}, {len(sentence.split())} tokens")
         for sentence in sources for name, model in (("Bahdanau", models["reverse"]), ("Luong", luong))]
-_, figure = show_attention_grid(grid, figure_path("06_luong_vs_bahdanau_attention.png"), ncols=2,
+_, figure = show_attention_grid(grid, None, ncols=2,
                                 max_width=COLUMN_INCHES, suptitle="reverse: Bahdanau (left) and Luong (right)",
                                 return_figure=True)
 path = save_figure(figure, "06_luong_vs_bahdanau_attention.png",
@@ -631,7 +631,7 @@ for task in ("numbers", "reverse"):
     grid = [panel(local_models[task, attention], corpora[task], local_sources[task], attention)
             for attention in ("global", "local-m", "local-p")]
     # Two maps a row: three would leave the tokens too narrow to read in the book's column.
-    _, figure = show_attention_grid(grid, figure_path(f"06_local_attention_{task}.png"), ncols=2,
+    _, figure = show_attention_grid(grid, None, ncols=2,
                                     max_width=COLUMN_INCHES,
                                     suptitle=f"{task}: Luong's attention, grey outside the window",
                                     return_figure=True)

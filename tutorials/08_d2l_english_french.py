@@ -34,7 +34,7 @@ import pathlib
 import time
 
 import numpy as np
-from _common import FAST, figure_path, save_figure, show
+from _common import FAST, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -180,7 +180,7 @@ if HAVE_DATA:
     wall = time.perf_counter() - start
     print(f"{EPOCHS} epochs in {wall:.1f} s ({sum(history.tokens_per_s) / EPOCHS:,.0f} target tokens/s): "
           f"d2l loss {history.d2l_metric[-1]:.4f}, cross-entropy {history.token_ce[-1]:.4f} nats per token")
-    _, figure = plot_history(history, figure_path("08_loss.png"), keys=("d2l_metric", "token_ce"), shared=True,
+    _, figure = plot_history(history, None, keys=("d2l_metric", "token_ce"), shared=True,
                              log_scale=True, title=f"d2l English-French, {EPOCHS} epochs", return_figure=True)
     figure.axes[0].set_ylabel("loss (log scale)")
     show(save_figure(figure, "08_loss.png", alt=(
@@ -200,7 +200,7 @@ else:
 
 # %%
 if HAVE_DATA:
-    _, figure = plot_history(history, figure_path("08_grad_norm.png"), keys=("grad_norm",), log_scale=True,
+    _, figure = plot_history(history, None, keys=("grad_norm",), log_scale=True,
                              return_figure=True)
     figure.axes[0].axhline(CLIP, color="black", linestyle="--", linewidth=1, label="clipping threshold")
     figure.axes[0].set_title(f"d2l English-French, {EPOCHS} epochs")
@@ -276,7 +276,7 @@ if HAVE_DATA:
     translation = translate(model, sentence, src_vocab, tgt_vocab, NUM_STEPS)
     print(f"{sentence} => {translation.text}")
     _, figure = show_heatmaps(translation.result.attention, translation.source_tokens, translation.attention_rows,
-                              figure_path("08_attention.png"), title=f"attention: {sentence}", return_figure=True)
+                              None, title=f"attention: {sentence}", return_figure=True)
     show(save_figure(figure, "08_attention.png", alt=(
         f"Heatmap of the attention weights of the greedy translation of \"{sentence}\": one row per French output "
         "token, one column per English source token. Every row is spread over all the source positions, with no "

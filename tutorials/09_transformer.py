@@ -21,7 +21,7 @@
 import time
 
 import numpy as np
-from _common import COLUMN_PX, DPI, FAST, code, figure_path, save_figure, show
+from _common import COLUMN_PX, DPI, FAST, code, save_figure, show
 
 import npseq
 from npseq.decode import head_attention, translate
@@ -228,7 +228,7 @@ def draw_heads(name, maps, source_tokens, row_tokens, suptitle, alt, labels=AXIS
     """Show one block's heads ``maps`` (heads, rows, source positions) as the figure ``name``."""
     panels = [(weights, source_tokens, row_tokens, f"head {head + 1}") for head, weights in enumerate(maps)]
     # Two heads a row: four would leave the tokens too narrow to read in the book's column.
-    _, figure = show_attention_grid(panels, figure_path(name), ncols=2, max_width=COLUMN_INCHES, suptitle=suptitle,
+    _, figure = show_attention_grid(panels, None, ncols=2, max_width=COLUMN_INCHES, suptitle=suptitle,
                                     labels=labels, return_figure=True)
     path = save_figure(figure, name, alt=alt)
     show(path)
@@ -263,7 +263,7 @@ for task in TASKS:
     bahdanau = results[task, "bahdanau"][0].model
     rnn = translate(bahdanau, sentence, data.src_vocab, data.tgt_vocab, max_len, task=task, src_max_len=src_len)
     _, figure = show_heatmaps(rnn.result.attention, rnn.source_tokens, rnn.attention_rows,
-                              figure_path(f"09_bahdanau_{task}.png"), title=f"Bahdanau: {sentence}",
+                              None, title=f"Bahdanau: {sentence}",
                               max_width=COLUMN_INCHES, return_figure=True)
     path = save_figure(figure, f"09_bahdanau_{task}.png", alt=BAHDANAU_ALT[task])
     show(path)

@@ -19,7 +19,7 @@
 import time
 
 import numpy as np
-from _common import FAST, code, equations, figure_path, save_figure, show
+from _common import FAST, code, equations, save_figure, show
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -261,7 +261,7 @@ shown = range(6)
 captions = [scores["first_step"].captions[i] for i in shown]
 references = [data.test.scenes[i].caption for i in shown]
 _, figure = show_captioned_images([data.test.scenes[i].image for i in shown], [two_lines(c) for c in captions],
-                                  figure_path("10_captions.png"), references=[two_lines(r) for r in references],
+                                  None, references=[two_lines(r) for r in references],
                                   ncols=2, return_figure=True)
 show(save_figure(figure, "10_captions.png", alt=(
     "Six unseen test scenes of one or two coloured shapes, each with the first-step model's greedy caption under "
