@@ -80,6 +80,7 @@ use_threads(ARGS.threads)  # before NumPy loads
 
 import copy  # noqa: E402
 import json  # noqa: E402
+import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -199,15 +200,23 @@ def batch_stream(batches):
         yield from batches
 
 
+def minor_faults() -> int:
+    """This process's minor page faults so far: pages the kernel had to map (and zero) on first touch."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def timed_run(runner, stream, num_batches):
+    """Tokens per second, each phase's seconds per batch and the minor page faults per batch of ``num_batches``."""
     phases = dict.fromkeys(PHASES, 0.0)
     tokens = 0
+    faults = minor_faults()
     start = time.perf_counter()
     for _ in range(num_batches):
         batch = next(stream)
         runner.step(batch, phases)
         tokens += int(batch[3].sum())
-    return tokens / (time.perf_counter() - start), {k: v / num_batches for k, v in phases.items()}
+    seconds = time.perf_counter() - start
+    return tokens / seconds, {k: v / num_batches for k, v in phases.items()}, (minor_faults() - faults) / num_batches
 
 
 def make_runners(hidden, torch, num_steps=10, cell="gru"):
@@ -408,7 +417,8 @@ def main():
     data = "random tokens" if ARGS.synthetic else "600 pairs"
     peak = sgemm_peak()
     print(f"d2l Bahdanau translator ({' and '.join(cell.upper() for cell in ARGS.cell)}), 2 layers, batch 64, {data}, "
-          f"float32, {ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches")
+          f"float32, {ARGS.threads} threads; median of {ARGS.runs} alternating runs of {ARGS.batches} batches "
+          f"(faults: minor page faults per batch, pages the kernel maps and zeroes at their first touch)")
     print(f"SGEMM peak here: {peak / 1e9:.0f} GFLOP/s (float32 2048 x 2048 x 2048, {ARGS.threads} threads); "
           + (f"torch {torch.__version__}, oneDNN (mkldnn) {'on' if torch.backends.mkldnn.is_available() else 'off'}"
              if torch is not None else "no torch"))
@@ -425,15 +435,17 @@ def main():
             timed_run(runners[name], streams[name], 2)
         speeds = {name: [] for name in names}
         phases = {name: [] for name in names}
+        faults = {name: [] for name in names}
         for _ in range(ARGS.runs):
             for name in names:
-                speed, split = timed_run(runners[name], streams[name], ARGS.batches)
+                speed, split, step_faults = timed_run(runners[name], streams[name], ARGS.batches)
                 speeds[name].append(speed)
                 phases[name].append(split)
+                faults[name].append(step_faults)
         print(f"\n{cell.upper()}, embed = hidden = {hidden}, num_steps = {num_steps}")
         row = dict(cell=cell, hidden=hidden, num_steps=num_steps)
         print(f"  {'':6} {'tokens/s':>9} {'ms/batch':>9}  " + "  ".join(f"{p:>9}" for p in PHASES)
-              + f"  {'peak MiB':>9}")
+              + f"  {'peak MiB':>9}  {'faults':>7}")
         for name in names:
             median_split = {p: statistics.median(s[p] for s in phases[name]) for p in PHASES}
             memory = "-" if ARGS.no_memory else memory_of(name, hidden, num_steps, cell)["peak_growth_mib"]
@@ -441,7 +453,8 @@ def main():
             row.update({f"{name}_tps": statistics.median(speeds[name]), f"{name}_mib": memory,
                         f"{name}_ms": sum(median_split.values()) * 1e3})
             print(f"  {name:6} {statistics.median(speeds[name]):>9.0f} {sum(median_split.values()) * 1e3:>9.2f}  "
-                  + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}")
+                  + "  ".join(f"{median_split[p] * 1e3:>9.2f}" for p in PHASES) + f"  {memory:>9}"
+                  + f"  {statistics.median(faults[name]):>7.0f}")
         medians = {name: {p: statistics.median(s[p] for s in phases[name]) for p in PHASES} for name in names}
         print_reference_loop(ours, batches, sum(medians["npseq"].values()))
         for name, fraction in print_roofline(ours.model, hidden, num_steps, medians, batches, cell, peak).items():

@@ -30,6 +30,12 @@ def export_version(version: str, index: int, into: str):
             sys.exit(f"{os.path.basename(sys.argv[0])}: version {version!r}: {archive.stderr.decode().strip()}")
         subprocess.run(["tar", "-x", "-C", staging], input=archive.stdout, check=True)
         os.rename(os.path.join(staging, "npseq"), os.path.join(into, name))
+    return import_version(index)
+
+
+def import_version(index: int):
+    """The exported copy ``npseq_v{index}`` (its folder on ``sys.path``), with the subpackages the benchmarks use."""
+    name = f"npseq_v{index}"
     package = importlib.import_module(name)
     for module in ("data", "decode", "models", "nn", "optim", "train"):
         importlib.import_module(f"{name}.{module}")

@@ -10,7 +10,7 @@ import os
 import time
 from typing import Callable, NamedTuple
 
-from . import backend
+from . import backend, heap
 from ._checks import MemoryEstimate
 from .data.captions import IMAGE_SIZE, CaptionData, CaptionSplit, caption_data_sizes, load_caption_data
 from .errors import InvalidValueError
@@ -79,6 +79,7 @@ def train_captioner(model: CaptioningRNN, batches, epochs: int, *, lr: float, cl
     """
     if epochs < 1:
         raise InvalidValueError(f"epochs: expected a positive integer, got {epochs!r}")
+    heap.keep_freed_memory()
     loss_fn = MaskedSoftmaxCELoss()
     optimizer = Adam(model.parameters(), lr=lr)
     like = model.dense.W.data

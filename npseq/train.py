@@ -7,7 +7,7 @@ import math
 import signal
 import time
 
-from . import backend
+from . import backend, heap
 from ._checks import as_rng, check_count, check_token_ids, check_valid_lens
 from .data.lm import PARTITIONS
 from .errors import InvalidTypeError, InvalidValueError, TrainingDiverged
@@ -138,8 +138,10 @@ def train_seq2seq_step(model, loss_fn, optimizer, batch, bos_id: int, clip: floa
 
     Returns ``(loss, nll_sum, num_tokens, grad_norm)`` as Python numbers. On a GPU the
     batch is copied over once, and two reads come back: the gradient norm (clipping
-    needs it) and the two loss sums; the token count is taken from the host batch.
+    needs it) and the two loss sums; the token count is taken from the host batch. The
+    memory a step frees is kept for the next (:func:`npseq.heap.keep_freed_memory`).
     """
+    heap.keep_freed_memory()
     X, X_valid_len, Y, Y_valid_len = _checked_batch(model, batch)
     num_tokens = int(backend.to_numpy(batch[3]).sum())
     model.zero_grad()
@@ -337,8 +339,10 @@ def train_lm_step(model, loss_fn, optimizer, X, Y, state, clip: float | None):
     Forward from ``state`` (``None``: zeros), mean per-token cross-entropy, backward
     (which stops at ``state``: the gradient with respect to it is dropped), clipping
     to the global norm ``clip``, optimizer step. Returns ``(detached final state,
-    nll_sum, num_tokens, grad_norm)`` with Python numbers.
+    nll_sum, num_tokens, grad_norm)`` with Python numbers. The memory a step frees is kept
+    for the next (:func:`npseq.heap.keep_freed_memory`).
     """
+    heap.keep_freed_memory()
     xp = backend.get_array_module(X)
     model.zero_grad()
     logits, final = model(X, state)
