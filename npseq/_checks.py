@@ -433,6 +433,22 @@ def check_location_scores(queries, Wa, num_keys: int) -> None:
                                 f"position), got {num_keys}")
 
 
+def _check_width(w, queries) -> None:
+    """A kernel's width parameter: a 0-d float array of the queries' dtype and backend."""
+    check_float_like("w", w, queries, "queries")
+    check_ndim("w", w, 0, "(a scalar width, shape ())")
+
+
+def check_gaussian_scores(queries, keys, w) -> None:
+    """:func:`~npseq.functional.scores.gaussian_scores_forward`: queries ``(N, Q, D)`` and keys ``(N, K, D)``
+    in one space, ``w`` ``()``."""
+    _check_query_key_pair(queries, keys)
+    if keys.shape[-1] != queries.shape[-1]:
+        raise InvalidValueError(f"keys: expected feature size {queries.shape[-1]} (that of queries; a distance "
+                                f"needs both in one space), got shape {tuple(keys.shape)}")
+    _check_width(w, queries)
+
+
 def check_dscores(dscores, cache) -> None:
     """A score backward's upstream gradient: one per (query, key) pair of the cache's queries and keys,
     ``(N, [h,] Q, K)`` (any ``K`` without keys: the location score)."""
@@ -533,6 +549,35 @@ def check_additive_projected(queries, projected_keys, values, Wq, wv, valid_lens
     check_dropout(dropout, rng)
     _check_additive_weights(queries, Wq, wv)
     check_features("projected_keys", projected_keys, Wq.shape[1], "Wq", "columns")
+
+
+# ------------------------------------------------------------------ kernel regression
+def check_nadaraya_watson(queries, keys, values, w) -> None:
+    """:func:`~npseq.functional.kernel_regression.nadaraya_watson_forward`: scalar queries ``(N,)`` or ``(N, Q)``,
+    keys and values ``(N, K)`` with ``K >= 1``, ``w`` ``()`` or None."""
+    check_float_array("queries", queries)
+    if queries.ndim not in (1, 2):
+        raise InvalidValueError(f"queries: expected a 1-d array (N,) (one query per example) or a 2-d array "
+                                f"(N, Q), got shape {tuple(queries.shape)}")
+    check_float_like("keys", keys, queries, "queries")
+    check_ndim("keys", keys, 2, "(N, K)")
+    if keys.shape[0] != queries.shape[0]:
+        raise InvalidValueError(f"keys: expected batch size {queries.shape[0]} (that of queries), "
+                                f"got shape {tuple(keys.shape)}")
+    if keys.shape[1] == 0:
+        raise InvalidValueError(f"keys: expected at least one key (K >= 1), got shape {tuple(keys.shape)}")
+    check_float_like("values", values, queries, "queries")
+    if values.shape != keys.shape:
+        raise InvalidValueError(f"values: expected shape {tuple(keys.shape)} (one value per key), "
+                                f"got {tuple(values.shape)}")
+    if w is not None:
+        _check_width(w, queries)
+
+
+def check_nadaraya_watson_upstream(dpredictions, cache) -> None:
+    """:func:`~npseq.functional.kernel_regression.nadaraya_watson_backward`: one gradient per prediction,
+    the shape of the queries (the weights' ``(N, [Q,] K)`` without ``K``)."""
+    check_shape("dpredictions", dpredictions, tuple(cache.weights.shape[:-1]))
 
 
 # ------------------------------------------------------------------ local attention

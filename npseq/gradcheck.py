@@ -25,6 +25,8 @@ where the gradient leaves the reference is therefore where the mistake enters:
 either in that step's own backward or in the gradient the later step handed back.
 :func:`first_wrong_step` finds it and :func:`step_report` says it in words; pass
 ``time_axes`` to :func:`check_function` and the report adds it for those tensors.
+A recurrence that read the sequence from its end (the backward direction of a
+bidirectional layer) is walked the other way, up from :math:`t = 0` (``walks_up``).
 """
 from __future__ import annotations
 
@@ -203,18 +205,20 @@ def wrong_steps(analytic, reference, time_axis: int = 1, tol: float = DEFAULT_TO
     return [int(t) for t in backend.numpy.flatnonzero(~(per_step < tol))]
 
 
-def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAULT_TOL) -> int | None:
+def first_wrong_step(analytic, reference, time_axis: int = 1, tol: float = DEFAULT_TOL, *,
+                     walks_up: bool = False) -> int | None:
     r"""The first time step, walking back from :math:`T-1`, at which ``analytic`` leaves ``reference``: the
-    latest of :func:`wrong_steps` (same arguments), or ``None`` when every step agrees."""
+    latest of :func:`wrong_steps` (same arguments), or ``None`` when every step agrees. With ``walks_up``, for a
+    recurrence that ran from the last step to the first, walking up from :math:`t = 0`: the earliest."""
     wrong = wrong_steps(analytic, reference, time_axis, tol)
-    return wrong[-1] if wrong else None
+    return (wrong[0] if walks_up else wrong[-1]) if wrong else None
 
 
 STEP_SOURCES = ("own", "handed back")
 """Where :func:`step_report` may say a mistake comes from, when a further check has told the two apart."""
 
 
-def step_report(step: int, num_steps: int, source: str | None = None) -> str:
+def step_report(step: int, num_steps: int, source: str | None = None, *, walks_up: bool = False) -> str:
     """Say in words where a mistake found by :func:`first_wrong_step` enters the backward pass.
 
     Args:
@@ -222,21 +226,25 @@ def step_report(step: int, num_steps: int, source: str | None = None) -> str:
         source: ``None`` when unknown; ``"own"`` when the step is wrong by itself (it stays wrong
             with no upstream gradient after it); ``"handed back"`` when it is right by itself, so
             the error is in the gradient that step ``step + 1`` hands back to it.
+        walks_up: the backward walked up from ``t = 0`` (a recurrence that read the sequence from its end):
+            "after" is then "before", and the step that hands back is ``step - 1``.
     """
     if source not in (None,) + STEP_SOURCES:
         raise InvalidValueError(f"source: expected None or one of {STEP_SOURCES}, got {source!r}")
     last = num_steps - 1
-    if step == last:
-        return (f"first wrong at t={step} (of 0..{last}), the last step: the error enters in the step's "
-                f"own backward, before anything is handed back")
-    agree = f"t={last}" if step + 1 == last else f"t={last}..{step + 1}"
-    head = f"first wrong at t={step} (of 0..{last}, walking back from t={last}; {agree} agree): the error enters "
+    start, previous, after = (0, step - 1, "before") if walks_up else (last, step + 1, "after")
+    if step == start:
+        return (f"first wrong at t={step} (of 0..{last}), the {'first' if walks_up else 'last'} step: the error "
+                f"enters in the step's own backward, before anything is handed back")
+    agree = f"t={start}" if previous == start else f"t={start}..{previous}"
+    walk = "up from" if walks_up else "back from"
+    head = f"first wrong at t={step} (of 0..{last}, walking {walk} t={start}; {agree} agree): the error enters "
     if source == "own":
-        return head + (f"at step t={step} itself (it stays wrong with no upstream gradient after t={step})")
+        return head + (f"at step t={step} itself (it stays wrong with no upstream gradient {after} t={step})")
     if source == "handed back":
-        return head + (f"in the gradient that step t={step + 1} hands back to t={step} (with no upstream "
-                       f"gradient after t={step}, t={step} is right)")
-    return head + f"at the step that handles t={step}, or in the gradient that step t={step + 1} hands back to it"
+        return head + (f"in the gradient that step t={previous} hands back to t={step} (with no upstream "
+                       f"gradient {after} t={step}, t={step} is right)")
+    return head + f"at the step that handles t={step}, or in the gradient that step t={previous} hands back to it"
 
 
 def distinct_numbers(first: float, second: float) -> tuple:

@@ -435,3 +435,21 @@ def _transformer(rng):
     # The sqrt(D)-scaled embeddings put curvature into the loss that second-order differences with h = 1e-5
     # resolve only to ~1e-7; a wider fourth-order stencil (as for the recurrent models) is exact to ~1e-9.
     return _without_key_biases(check_module(model, inputs, h=1e-3, order=4))
+
+
+# ------------------------------------------------------------ kernel regression
+@register("gaussian_scores")
+def _gaussian_scores(rng):
+    return check_function(F.gaussian_scores_forward, F.gaussian_scores_backward,
+                          {"queries": normal(rng, 2, 3, 2), "keys": normal(rng, 2, 4, 2),
+                           "w": backend.asarray(backend.numpy.array(0.8))})
+
+
+@register("nadaraya_watson (parametric, one query per example)")
+def _nadaraya_watson(rng):
+    # Points within a few kernel widths (1/w) of each other: no weight so small that its gradient vanishes. Even so a
+    # far key's gradient can be a thousandth of the largest, which h = 1e-5 resolves only to ~1e-7 for some seeds;
+    # the wider fourth-order stencil is exact to ~1e-9.
+    inputs = {"queries": normal(rng, 4), "keys": normal(rng, 4, 3), "values": normal(rng, 4, 3),
+              "w": backend.asarray(backend.numpy.array(0.7))}
+    return check_function(F.nadaraya_watson_forward, F.nadaraya_watson_backward, inputs, h=1e-3, order=4)

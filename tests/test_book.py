@@ -131,13 +131,18 @@ def test_the_build_prints_no_warning(site):
     assert not warnings, "\n".join(warnings[:10])
 
 
-def test_every_tutorial_is_a_page_in_chapter_order(site):
+def test_every_tutorial_is_a_page_in_the_maps_reading_order(site):
     tutorials = sorted(p.name for p in (ROOT / "tutorials").glob("[0-9][0-9]_*.py"))
-    assert tutorials[0].startswith("00_") and tutorials[-1].startswith("10_")
+    assert [name[:2] for name in tutorials] == [f"{number:02d}" for number in range(len(tutorials))], tutorials
+    # The landing page's map lists the tutorials in the order to read them (11 after 5, 12 before 6); the
+    # table of contents follows it.
+    rows = re.findall(r"^\| (\d+) ", (ROOT / "docs" / "index.md").read_text("utf-8"), flags=re.MULTILINE)
+    assert sorted(rows, key=int) == [str(int(name[:2])) for name in tutorials], rows
+    reading = [next(name for name in tutorials if int(name[:2]) == int(row)) for row in rows]
     index = (site / "index.html").read_text("utf-8")
-    positions = [index.find(f'href="tutorials/{name[:-3]}.html"') for name in tutorials]
-    assert all(p >= 0 for p in positions), dict(zip(tutorials, positions))
-    assert positions == sorted(positions)
+    positions = [index.find(f'href="tutorials/{name[:-3]}.html"') for name in reading]
+    assert all(p >= 0 for p in positions), dict(zip(reading, positions))
+    assert positions == sorted(positions), reading
     for name in tutorials:
         page = (site / "tutorials" / f"{name[:-3]}.html").read_text("utf-8")
         assert "cell_output" in page, f"{name}: no outputs (was it executed?)"

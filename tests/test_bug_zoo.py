@@ -35,7 +35,10 @@ def test_the_catalogue_covers_the_classic_mistakes_and_the_readme_shows_them():
     assert {mistake.exercise for mistake in MISTAKES} <= set(NAMES)
     text = readme(chosen_exercises())
     assert "## Reading a failing check" in text
-    for mistake in MISTAKES:
+    for mistake in mistakes_of(chosen_exercises()):
+        assert mistake.title in text and "\n".join(mistake.diagnoses) in text
+    for mistake in MISTAKES:  # each in the hand-out of its own exercise, whatever its set
+        text = readme(chosen_exercises([mistake.exercise]))
         assert mistake.title in text and "\n".join(mistake.diagnoses) in text
     only_gru = readme(chosen_exercises(["gru_step_backward"]))
     assert "Reading a failing check" not in only_gru and mistakes_of(["gru_step_backward"]) == []

@@ -137,7 +137,7 @@ def test_each_solution_is_its_reference_in_every_case_and_a_students_variant(exe
 def test_the_courses_own_references_are_not_npseqs_api_nor_in_any_tutorial():
     modules = {sys.modules[e.engine.__module__] for e in EXERCISES if e.engine.__module__.startswith(REFERENCES)}
     assert {module.__name__ for module in modules} == {f"{REFERENCES}.{name}" for name in
-                                                       ("variants", "attention", "transformer", "chain")}
+                                                       ("variants", "attention", "transformer", "chain", "deep")}
     named = set()
     for module in modules:
         public = [name for name in vars(module) if not name.startswith("_") and callable(getattr(module, name))

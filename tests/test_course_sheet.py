@@ -56,6 +56,9 @@ def test_what_an_exercise_builds_on_is_read_off_its_solution():
         "gru_backward": {"gru_step_backward"},
         "translator_step_backward": {"bahdanau_decoder_step_backward", "temporal_softmax_loss",
                                      "word_embedding_backward", "temporal_affine_backward", "gru_backward"},
+        "nadaraya_watson_backward": {"masked_softmax_backward"},
+        "stacked_rnn_backward": {"rnn_step_backward"},
+        "bidirectional_rnn_backward": {"rnn_backward"},
     }
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from npseq.cli import main as npseq_main
 from npseq.course.handout import with_prerequisites
-from npseq.course.mistakes import MISTAKES
+from npseq.course.mistakes import MISTAKES, mistakes_of
 from npseq.course.sheet import SETS
 from npseq.exercises import main
 
@@ -78,7 +78,7 @@ def test_the_equations_level_gives_the_structure_and_the_equations(tmp_path):
         assert headers(text, "Structure:") == headers(text, "Hints:") == len(CLASSIC)
         assert text.index("Structure:") < text.index("Hints:")
         assert "da      = dnext_h * (1 - next_h^2)" in text
-    assert all(mistake.lesson in readme for mistake in MISTAKES)
+    assert all(mistake.lesson in readme for mistake in mistakes_of(CLASSIC))
 
 
 def test_a_notebook_and_the_autograder_carry_the_level(tmp_path, capsys):

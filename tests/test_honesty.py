@@ -135,7 +135,7 @@ def _measure():
 def test_the_corpus_rates_hold_no_honest_function_flagged_nine_copies_in_ten_found():
     measured = _measure()
     honest, copies, pairs = measured["honest"], measured["copies"], measured["pairs"]
-    assert len(honest) >= 60 and len(copies) >= 60 and measured["exercises"] == 26
+    assert len(honest) >= 60 and len(copies) >= 60 and measured["exercises"] == 29
     assert [path for _, path, check in honest if check.copied] == []
     assert [(a.label, b.label) for a, b, s in pairs if s.own >= SIZE_FLOOR and s.score >= SIMILAR_AT] == []
     judged = [check for _, _, check in copies if not check.too_short]

@@ -159,6 +159,37 @@ CLAIMS = {
         ("trained: the two curves nearly meet", r"^at step 6, first step / every step: .*, (\d+)% trained", 50),
         ("the captions shown are mostly right", r"^(\d+) of the 6 captions shown match", 3),
     ],
+    "11_deep_bidirectional.py": [
+        ("RNN stack: far back in time the bottom layer gets more than the top",
+         r"^RNN: .*at step 1 the bottom layer gets (\d+)% of the top layer's", 100),
+        ("GRU stack: a layer down costs more than a step back", r"^GRU: .*costs as much as (\d+)\.\d steps back", 2),
+        ("GRU with remembering gates: a layer down costs tens of steps back",
+         r"^GRU, z biased \+2: .*costs as much as (\d+)\.\d steps back", 10),
+        ("GRU with remembering gates: the smallest gradient at the loss's own step",
+         r"^GRU, z biased \+2: .*reaches layer \d at step (\d+)", 25),
+        ("the bidirectional LM's teacher-forced perplexity far below the unidirectional one's",
+         r"^bidirectional LM: teacher-forced .* the bidirectional one's is (\d+)% below", 40),
+        ("read as it generates, the bidirectional LM several times worse",
+         r"^read one character at a time, .* is [\d.]+: (\d+)\.\d times the unidirectional", 2),
+        ("read as it generates, the bidirectional LM worse than uniform guessing",
+         r"^read one character at a time, .*, and (\d+)% of uniform guessing's", 100),
+        ("the bidirectional encoder: higher exact match over the epochs",
+         r"^averaged over the \d+ epochs, exact match: .*, (\d+)\.\d points higher", 5),
+        ("the bidirectional encoder reaches 90% exact match sooner",
+         r"^first epoch at 90% exact match or more: .*the bidirectional encoder is (\d+) epochs? ahead", 1),
+    ],
+    "12_attention_pooling.py": [
+        ("the kernel regression fits better than average pooling",
+         r"^fit error of the non-parametric kernel regression: [\d.]+ \((\d+)% lower than average pooling\)", 30),
+        ("non-parametric: the weights spread over many keys", r"^non-parametric: .*spread over about (\d+)\.\d keys",
+         15),
+        ("the formula for dL/dw agrees with finite differences",
+         r"^relative error against finite differences: formula \d\.\de-(\d+),", 8),
+        ("training lowers the leave-one-out loss", r"^the loss fell by (\d+)% in 5 steps", 40),
+        ("the learned width fits better than w = 1", r"^fit error: .*parametric [\d.]+ \((\d+)% lower than the "
+                                                     r"non-parametric\)", 50),
+        ("parametric: the weights on the nearest keys", r"^parametric: the 3 nearest keys hold (\d+)% ", 70),
+    ],
 }
 
 

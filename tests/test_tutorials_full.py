@@ -59,6 +59,19 @@ QUOTES = {
         Quote("BLEU, conditioned at every step", r"and ([\d.]+) \(every step\)",
               r"every_step: BLEU ([\d.]+)", 0.01),
     ],
+    "12_attention_pooling.py": [
+        Quote("fit error of average pooling", r"mean of the targets, with a fit error of (\d+\.\d+)",
+              r"^fit error of average pooling: ([\d.]+)", 0.005),
+        Quote("fit error of the non-parametric regression", r"cuts the error by \d+%, to (\d+\.\d+)",
+              r"^fit error of the non-parametric kernel regression: ([\d.]+)", 0.005),
+        Quote("fit error of the parametric regression", r"its fit error is (\d+\.\d+), \d+% lower",
+              r"^fit error: .*parametric ([\d.]+) \(", 0.005),
+        Quote("the learned width", r"come back only a little, to (\d+\.\d+)", r"^learned w = ([\d.]+):", 0.01),
+        Quote("the width of the least leave-one-out loss", r"the minimum lies: \$w = (\d+\.\d+)\$",
+              r"leave-one-out loss is lowest at w = ([\d.]+),", 0.05),
+        Quote("parametric: the share of the 3 nearest keys (%)", r"the 3 nearest keys hold (\d+)% of a query's weight",
+              r"^parametric: the 3 nearest keys hold (\d+)%", 1.0),
+    ],
 }
 
 

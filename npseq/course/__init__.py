@@ -1,6 +1,6 @@
 """Everything a course uses, and nothing else: the exercises, the grader, the hand-outs.
 
-* :mod:`~npseq.course.sets`: the exercise sets (classic, variants, attention, transformer, chain),
+* :mod:`~npseq.course.sets`: the exercise sets (classic, variants, attention, transformer, chain, deep),
   one declaration per exercise (its solved function and what grading needs), from which
   everything below follows; :mod:`~npseq.course.sheet` all of them in one table,
   :mod:`~npseq.course.exercise` the record, :mod:`~npseq.course.cases` the seeded cases,

@@ -24,6 +24,20 @@ class Term:
 
 
 @dataclasses.dataclass(frozen=True)
+class Part:
+    """A part of the network that the backward runs through as a whole (a layer of a stack, a direction of a
+    bidirectional layer): where a mistake enters, the grader names it."""
+    words: str              # how a report names it: "layer 2", "the backward direction"
+    grads: tuple            # the returned gradients that are its own (its weights): ("dWx2", "dWh2", "db2")
+    rows: tuple = ()        # (gradient, index along its first axis): its own row of a gradient the parts share, stacked
+    #                         as the initial states are, (L, N, H)
+    fed_by: str = ""        # the words of the part that hands it its upstream gradient ("layer 2" for layer 1), "" for
+    #                         the loss's: a part fed a wrong gradient is wrong too, and not where the mistake is
+    walks_up: bool = False  # its backward walks the time steps from t=0 up, as a layer that read the sequence from its
+    #                         end does; False: back from the last step
+
+
+@dataclasses.dataclass(frozen=True)
 class Exercise:
     """One graded function, as the sheet declares it."""
     name: str
@@ -49,6 +63,7 @@ class Exercise:
     placeholder: str = ""   # the skeleton's body where ``raise NotImplementedError`` alone would say too little
     forwards_module: str = "npseq.functional"  # where its forwards are: a course's own cell lives with the course
     chained: bool = False   # its gradients are the links of one chain, in the order it runs: the first wrong one broke
+    parts: tuple = ()       # Part records: the layers or directions its backward runs through, the top layer first
     builds_on: tuple = ()   # the exercises its solution calls (the learner's own), in the order of the sheet
     number: int = 0         # its number in a hand-out (from 1; 0 outside one): see npseq.course.handout
 

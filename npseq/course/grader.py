@@ -15,7 +15,10 @@ A tensor passes in a case when it has the right shape, is finite and passes both
 failing tensor is located: its worst element, for a gate weight the gate and the unit
 (``dWx[0, 15]: gate g, unit 0``), for a sequence gradient the first time step, walking
 back from ``T-1``, where it leaves npseq's (:func:`npseq.gradcheck.step_report`), and for
-NaN or inf where the first one sits. Each failing tensor also gets a *diagnosis*, the
+NaN or inf where the first one sits. In a network of parts (the layers of a stack, the
+directions of a bidirectional layer: :class:`~npseq.course.exercise.Part`), the part where the
+mistake enters is named, and its steps walked in its own order (``dx: the backward direction,
+first wrong at t=0``). Each failing tensor also gets a *diagnosis*, the
 same words for the same mistake in every file (``dWx: gate g, every unit``), so that a
 whole class's mistakes can be counted.
 
@@ -66,9 +69,9 @@ from . import watch
 from .cases import Case, seed_of
 from .copies import closest_copy
 from .crashes import CrashContext, crash_context
-from .exercise import Exercise
+from .exercise import Exercise, Part
 from .honesty import scan_imports, scan_indirection
-from .patterns import recognised, wrong_heads
+from .patterns import recognised, wrong_heads, wrong_rows
 from .report import POLICIES, CaseProblem, FunctionGrade, GradeReport, TensorGrade
 from .sandbox import (
     Channel,
@@ -175,7 +178,7 @@ def _not_finite(name: str, values, shape: tuple, gates: tuple, time_axis: int | 
 
 def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = (),
                  time_axis: int | None = None, recurrent: bool = False, heads: int = 0,
-                 head_axis: int | None = None, terms: tuple = ()) -> TensorGrade:
+                 head_axis: int | None = None, terms: tuple = (), owners: tuple = ()) -> TensorGrade:
     """Grade one returned gradient ``given`` against finite differences ``numeric`` and npseq's ``engine``.
 
     A wrong tensor is located (:func:`diagnose`), or named by the pattern it shows
@@ -184,7 +187,9 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
     Along a ``time_axis`` computed by a ``recurrent`` backward,
     walking back from the last step, the first wrong step is where the error enters; along one whose
     steps are computed each on its own, the wrong steps are listed; along a ``head_axis`` holding
-    ``heads`` blocks, the wrong heads."""
+    ``heads`` blocks, the wrong heads; of a tensor whose rows belong to parts of the network (``owners``,
+    ``(words, index along the first axis)`` pairs: the initial states of layers or directions, stacked), the parts
+    whose rows are wrong."""
     xp = backend.numpy
     shape = tuple(numeric.shape)
     try:
@@ -228,6 +233,12 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
             diagnosis = f"{name}: {which}"
             problem += (f"; wrong in {which} of 0..{heads - 1} (each head's block: "
                         f"{shape[head_axis] // heads} of the {shape[head_axis]} along axis {head_axis})")
+    elif not ok and finite and owners and row.analytic.ndim:
+        wrong = wrong_rows(row.analytic, expected, tuple(index for _, index in owners))
+        if wrong:
+            named = " and ".join(words for words, index in owners if index in wrong)
+            diagnosis = f"{name}: {named}"
+            problem += f"; wrong in the row{'s' if len(wrong) > 1 else ''} of {named}"
     elif walked and not recurrent and finite:
         wrong = wrong_steps(row.analytic, expected, time_axis, DEFAULT_TOL)
         if 0 < len(wrong) < shape[time_axis]:
@@ -271,18 +282,18 @@ def diagnose(name: str, given, expected, gates: tuple = (), first_wrong: int | N
 
 
 def _source_of_wrong_step(ask, exercise: Exercise, case: Case, index: int, variant: int, douts, grad_index: int,
-                          step: int, time_axis: int):
+                          step: int, time_axis: int, walks_up: bool = False):
     """Tell apart a step wrong by itself from one handed a wrong gradient: ``"own"``, ``"handed back"`` or None.
 
     The learner's backward runs again (``ask``, in its child) with the upstream gradient zeroed
-    after ``step``: a correct recurrence then hands nothing back to ``step``, so if the
-    learner's gradient at ``step`` is now right, the error came from the later step
-    (``None``: the rerun gave nothing to compare).
+    after ``step`` (before it, for a backward that ``walks_up`` from ``t = 0``): a correct recurrence
+    then hands nothing back to ``step``, so if the learner's gradient at ``step`` is now right, the error
+    came from the step visited before (``None``: the rerun gave nothing to compare).
     """
     xp = backend.numpy
     probe = tuple(d.copy() for d in douts)
     later = [slice(None)] * probe[0].ndim
-    later[exercise.upstream_time_axis] = slice(step + 1, None)
+    later[exercise.upstream_time_axis] = slice(None, step) if walks_up else slice(step + 1, None)
     probe[0][tuple(later)] = 0
     reply = ask({"kind": "call", "case": index, "variant": variant}, probe)
     grads = _learner_grads(reply, exercise.grads) if reply.header.get("kind") == "returned" else None
@@ -532,7 +543,8 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
     engine = _as_grads(_call(exercise.engine, case, douts, variant), exercise.grads)[0]
     terms = _call(exercise.terms, case, douts, variant) if exercise.terms else ()
     time_axes = dict(exercise.time_axes)
-    for position, (name, input_name, given, expected) in enumerate(zip(exercise.grads, targets, grads, engine)):
+    graded = {}
+    for name, input_name, given, expected in zip(exercise.grads, targets, grads, engine):
         gates = exercise.gates if name in exercise.gated else ()
         if isinstance(given, str):
             row = TensorGrade(case.label, name, tuple(numeric[input_name].shape), float("inf"), float("inf"), False,
@@ -540,14 +552,75 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
         else:
             row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name),
                                name in exercise.recurrent, case.heads, dict(exercise.headed).get(name),
-                               tuple((term.path, term.value) for term in terms if term.gradient == name))
-        if row.first_wrong_step is not None:
-            steps, source = row.shape[time_axes[name]], None
-            if exercise.upstream_time_axis is not None and row.first_wrong_step < steps - 1:
-                source = _source_of_wrong_step(ask, exercise, case, index, variant, douts, position,
-                                               row.first_wrong_step, time_axes[name])
-            row.problem += f"; {step_report(row.first_wrong_step, steps, source)}"
+                               tuple((term.path, term.value) for term in terms if term.gradient == name),
+                               tuple(sorted(((part.words, row_index) for part in exercise.parts
+                                             for owned, row_index in part.rows if owned == name),
+                                            key=lambda owner: owner[1])))
+        graded[name] = (row, given, expected)
         grade.rows.append(row)
+    at_fault = _parts_at_fault(exercise.parts, graded)
+    for position, name in enumerate(exercise.grads):
+        row, given, expected = graded[name]
+        if row.first_wrong_step is None:
+            continue
+        walks_up = _entered_in(row, at_fault, given, expected, time_axes[name])
+        if row.first_wrong_step is None:
+            continue
+        steps, source = row.shape[time_axes[name]], None
+        start = 0 if walks_up else steps - 1
+        if exercise.upstream_time_axis is not None and row.first_wrong_step != start:
+            source = _source_of_wrong_step(ask, exercise, case, index, variant, douts, position,
+                                           row.first_wrong_step, time_axes[name], walks_up)
+        row.problem += f"; {step_report(row.first_wrong_step, steps, source, walks_up=walks_up)}"
+
+
+def _parts_at_fault(parts: tuple, graded: dict) -> list:
+    """The :class:`~npseq.course.exercise.Part` records where the mistakes of one case enter: those with a wrong
+    gradient of their own (or a wrong row of a shared one) that are not fed by a part that is wrong too.
+
+    Args:
+        parts: the exercise's parts.
+        graded: ``gradient name -> (TensorGrade, the learner's array, npseq's)`` of the case.
+    """
+    xp = backend.numpy
+
+    def wrong(part: Part) -> bool:
+        if any(not graded[name][0].ok for name in part.grads):
+            return True
+        for name, row_index in part.rows:
+            row, given, expected = graded[name]
+            if row.ok:
+                continue
+            comparable = (not isinstance(given, str) and tuple(xp.shape(given)) == row.shape
+                          and bool(xp.all(xp.isfinite(given))))
+            if not comparable or wrong_rows(xp.asarray(given, dtype=xp.float64),
+                                            backend.to_numpy(expected).astype(xp.float64), (row_index,)):
+                return True
+        return False
+
+    broken = {part.words for part in parts if wrong(part)}
+    return [part for part in parts if part.words in broken and part.fed_by not in broken]
+
+
+def _entered_in(row: TensorGrade, at_fault: list, given, expected, time_axis: int) -> bool:
+    """Name in ``row`` (a sequence gradient wrong from a step on) the parts where the mistake enters, and walk its
+    steps in their order; whether that walk goes up from ``t = 0``. Parts that walk opposite ways share the
+    gradient's errors, so no step is first: ``row.first_wrong_step`` becomes ``None``."""
+    if not at_fault:
+        return False
+    named = " and ".join(part.words for part in at_fault)
+    fed_by = [part.fed_by for part in at_fault if part.fed_by]
+    row.problem += f"; the mistake enters in {named}" + (f" (or in what {' and '.join(fed_by)} hands down to it)"
+                                                         if fed_by else "")
+    walks = {part.walks_up for part in at_fault}
+    if len(walks) > 1:
+        row.first_wrong_step = None
+        row.diagnosis = f"{row.tensor}: {named}"
+        return False
+    walks_up = walks.pop()
+    row.first_wrong_step = first_wrong_step(given, expected, time_axis, DEFAULT_TOL, walks_up=walks_up)
+    row.diagnosis = f"{row.tensor}: {named}, first wrong at t={row.first_wrong_step}"
+    return walks_up
 
 
 def _cases(exercise: Exercise, which: str) -> tuple:

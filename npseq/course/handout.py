@@ -252,6 +252,7 @@ def readme(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
     The same for a ``.py`` and a notebook hand-out, so that both can be written into one folder.
     """
     exercises = numbered(exercises)
+    parts = ", the layer or the direction where a mistake enters" if any(e.parts for e in exercises) else ""
     lines = ["# Backpropagation exercises", "",
              f"Write the backward passes in `{SKELETON_NAME}` (or in the notebook `{NOTEBOOK_NAME}`, if that is "
              "your hand-out): replace each `raise NotImplementedError` by your code, keeping the names, the "
@@ -271,7 +272,7 @@ def readme(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
              "T=1, a row of all padding, repeated ids), calls your function on the cache and checks each "
              "gradient against finite differences and against npseq's own backward. A wrong tensor is "
              "located: its worst element, the gate and unit of a gate weight, the first wrong time step of a "
-             "sequence gradient. Each function is worth one point, shared by its (case, tensor) pairs. "
+             f"sequence gradient{parts}. Each function is worth one point, shared by its (case, tensor) pairs. "
              f"Each function runs in its own process with a time limit ({DEFAULT_TIMEOUT:g} s, `--timeout`). "
              "Exit code 0 when all is correct, 1 otherwise, 2 when the file cannot be loaded.", "",
              "Using npseq's own backward functions is reported to the instructor.", "",

@@ -90,6 +90,54 @@ MISTAKES = (
             ("dscores: some elements", "dscores: every element"),
             "every weight of a row depends on every score of it: the Jacobian's a_j a_k term is missing "
             "(masked keys stay 0, hence 'some' where a row is padded)."),
+    Mistake("every layer fed the loss's gradient, not what the layer above hands down", "stacked_rnn_backward",
+            "g = delta[l] + m * above", "g = delta[l] + m * dy[:, t]",
+            ("dx: layer 1, first wrong at t=5", "dh0: layer 1", "dWx1: every element", "dWh1: every element",
+             "db1: every element", "dx: layer 1, first wrong at t=0"),
+            "layer 2's own gradients are right and layer 1's wrong from the last step on: layer 1's outputs reach "
+            "the loss only through layer 2, so what reaches them from above is the input gradient of layer 2's "
+            "step, not dy."),
+    Mistake("the gradient from step t+1 not carried back in a layer", "stacked_rnn_backward",
+            "g = delta[l] + m * above", "g = m * above",
+            ("dx: layer 2, first wrong at t=4", "dh0: layer 1 and layer 2", "dWx1: every element",
+             "dWh1: every element", "db1: every element", "dWx2: every element", "dWh2: every element",
+             "db2: every element"),
+            "layer 2 is named, not layer 1, which is fed by it; the last step is right (nothing comes after it) and "
+            "the one before it is the first wrong one."),
+    Mistake("the backward direction handed its gradient in the forward direction's time order",
+            "bidirectional_rnn_backward",
+            "rnn_backward(dy[rows, order, hidden:], cache.backward)", "rnn_backward(dy[:, :, hidden:], cache.backward)",
+            ("dx: the backward direction, first wrong at t=0", "dh0: the backward direction", "dWx_b: every element",
+             "dWh_b: every element", "db_b: every element"),
+            "the forward direction is right; the backward one's cache is in its own reversed order, so its half of "
+            "dy must be reversed the same way. Its backward walks up from t=0, and is wrong from there."),
+    Mistake("each sequence reversed over all T steps, padding included", "bidirectional_rnn_backward",
+            "order = np.where(t < lens[:, None], lens[:, None] - 1 - t, t)",
+            "order = np.broadcast_to(steps - 1 - t, (n, steps))",
+            ("dx: the backward direction, first wrong at t=0", "dh0: the backward direction", "dWx_b: every element",
+             "dWh_b: every element", "db_b: every element"),
+            "a sequence of valid length l is read backward from step l-1, not T-1: only the backward direction is "
+            "wrong, and only in the rows cut short (the first case's second row, 2 of 5 steps valid)."),
+    Mistake("the two halves of dy swapped between the directions", "bidirectional_rnn_backward",
+            "(dy[:, :, :hidden], cache.forward)\n"
+            "    dx_r, dh0_b, dWx_b, dWh_b, db_b = rnn_backward(dy[rows, order, hidden:]",
+            "(dy[:, :, hidden:], cache.forward)\n"
+            "    dx_r, dh0_b, dWx_b, dWh_b, db_b = rnn_backward(dy[rows, order, :hidden]",
+            ("dx: the forward direction and the backward direction",
+             "dh0: the forward direction and the backward direction", "dWx_f: every element", "dWh_f: every element",
+             "db_f: every element", "dWx_b: every element", "dWh_b: every element", "db_b: every element"),
+            "y puts the forward direction's H features first: swapped, both directions are wrong, each from the "
+            "first step its backward visits, so no one step is first for dx."),
+    Mistake("the key's gradient given the query's sign", "nadaraya_watson_backward",
+            "dkeys = w ** 2 * (ds * d).sum(axis=1)", "dkeys = -w ** 2 * (ds * d).sum(axis=1)",
+            ("dkeys: the opposite sign",),
+            "a score depends on the query and the key through x - x_k, where the key has a minus: its gradient is "
+            "the query's with the sign flipped (and summed over the queries rather than the keys)."),
+    Mistake("the values' gradient not summed over the queries", "nadaraya_watson_backward",
+            "dvalues = (a * dp[..., None]).sum(axis=1)", "dvalues = a * dp[..., None]",
+            ("dvalues: wrong shape",),
+            "every query of an example averages the same values, so a value's gradient sums over the queries: "
+            "(N, Q, K) where (N, K) was due, even with one query per example."),
 )
 """The catalogue, in the order of the sheet's exercises."""
 

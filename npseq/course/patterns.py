@@ -146,6 +146,11 @@ def wrong_heads(given, expected, heads: int, axis: int) -> list:
     return [k for k in range(heads) if not _equal(mine[..., k, :], theirs[..., k, :])]
 
 
+def wrong_rows(given, expected, rows: tuple) -> list:
+    """The indices of ``rows`` (along the first axis) whose slice leaves ``expected`` somewhere."""
+    return [index for index in rows if not _equal(given[index], expected[index])]
+
+
 def missing_term(name: str, given, expected, terms: tuple) -> Pattern | None:
     """:math:`G = E - T_k` for one term :math:`T_k` of ``terms`` (``(path, array)`` pairs that sum to :math:`E`) that
     is not zero: the path ``k`` left out of the sum."""

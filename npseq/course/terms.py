@@ -12,6 +12,7 @@ from .. import backend
 from .. import functional as F
 from .exercise import Term
 from .references import attention as attention_references
+from .references import deep as deep_references
 from .references import transformer as transformer_references
 
 
@@ -69,6 +70,18 @@ def local_p_attention_terms(dcontext, cache) -> tuple:
             Term("dqueries", "the path through the predicted position p", through_position))
 
 
+def bidirectional_rnn_terms(dy, cache) -> tuple:
+    """``dx``: x feeds both directions. Each direction's term is the backward with the other half of ``dy`` zeroed:
+    the gradients are linear in ``dy``, and each half reaches the inputs through its own direction alone."""
+    hidden = dy.shape[-1] // 2
+    forward_half, backward_half = dy.copy(), dy.copy()
+    forward_half[..., hidden:] = 0
+    backward_half[..., :hidden] = 0
+    backward = deep_references.bidirectional_rnn_backward
+    return (Term("dx", "the forward direction's term", backward(forward_half, cache).dx),
+            Term("dx", "the backward direction's term", backward(backward_half, cache).dx))
+
+
 def layer_norm_terms(dy, cache) -> tuple:
     """``dx = s * (g - mean(g) - x_hat * mean(g * x_hat))`` with ``g = dy * gamma``: x's own path with the row's mean
     and scale held, the path through the mean, and the path through the scale ``s``."""
@@ -89,6 +102,6 @@ def residual_norm_terms(dy, cache) -> tuple:
             Term("dx", "the sub-layer's term (through the feed-forward block)", dx - ds))
 
 
-__all__ = ["bahdanau_decoder_step_terms", "gru_step_terms", "layer_norm_terms", "local_p_attention_terms",
-           "lstm_step_terms",
+__all__ = ["bahdanau_decoder_step_terms", "bidirectional_rnn_terms", "gru_step_terms", "layer_norm_terms",
+           "local_p_attention_terms", "lstm_step_terms",
            "peephole_lstm_step_terms", "residual_norm_terms"]

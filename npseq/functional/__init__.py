@@ -45,6 +45,8 @@ from .attention import (
 )
 from .conditioned import *  # noqa: F401,F403 (cells conditioned on a vector: every step or first step)
 from .decoder_step import BahdanauDecoderStepCache, bahdanau_decoder_step_backward, bahdanau_decoder_step_forward
+from .deep import *  # noqa: F401,F403 (stacked and bidirectional layers, wired from the reference cells)
+from .kernel_regression import *  # noqa: F401,F403 (Nadaraya-Watson kernel regression: Gaussian score, pooling)
 from .layers import (
     AffineCache,
     DropoutCache,
@@ -76,5 +78,5 @@ from .losses import (
 from .normalization import LayerNormCache, layer_norm_backward, layer_norm_forward
 from .pooling import *  # noqa: F401,F403 (masked pooling: the softmax over a mask, then the weighted values)
 from .recurrent import *  # noqa: F401,F403 (the CS231n RNN/LSTM names and the GRU pairs)
-from .scores import *  # noqa: F401,F403 (score pairs: dot, scaled dot, general, concat, location)
+from .scores import *  # noqa: F401,F403 (score pairs: dot, scaled dot, general, concat, location, gaussian)
 from .transformer import *  # noqa: F401,F403 (attention with heads and masks, positions, feed-forward, residual norm)

@@ -18,12 +18,19 @@ general        :math:`q_{nq}\\, W\\, k_{nk}^\\top` (Luong)                    ``
 concat         :math:`w_v \\cdot \\tanh(q_{nq} W_q + k_{nk} W_k)`            ``Wq``, ``Wk``, ``wv``
                (Luong's concat, Bahdanau's additive)
 location       :math:`(q_{nq} W_a)_k` (Luong; reads no key)                  ``Wa`` ``(Dq, K_max)``
+gaussian       :math:`-w^2 \\|q_{nq} - k_{nk}\\|^2 / 2`                      ``w`` ``()`` (a scalar)
+               (Nadaraya-Watson kernel regression)
 =============  ==========================================================  ===================
 
 Shapes: queries ``(N, Q, Dq)``, keys ``(N, K, Dk)``, scores ``(N, Q, K)``; the dot scores also
 take a head axis, ``(N, h, Q, D)`` and ``(N, h, K, D)``. Each forward returns
 ``(scores, cache)``; each backward takes ``(dscores, cache)`` and returns the gradients of the
 queries, the keys (but location's) and the weights, in the forward's order.
+
+The Gaussian score is the one of Nadaraya-Watson kernel regression
+(:mod:`npseq.functional.kernel_regression`), the first attention of d2l's chapter; it is not in
+:data:`npseq.nn.SCORES`, whose scores are those a translation model offers (``npseq train --score``),
+and whose weights are matrices and vectors drawn by their rows, where this one is a scalar width.
 
 These are the references: one line per equation, nothing in place.
 :mod:`npseq.functional.fast_attention` holds the additive attention that a decoder runs at
@@ -39,6 +46,7 @@ from .._checks import (
     check_concat_scores,
     check_dot_scores,
     check_dscores,
+    check_gaussian_scores,
     check_general_scores,
     check_location_scores,
 )
@@ -49,6 +57,7 @@ __all__ = [
     "dot_scores_forward", "dot_scores_backward", "scaled_dot_scores_forward", "scaled_dot_scores_backward",
     "general_scores_forward", "general_scores_backward", "concat_scores_forward", "concat_scores_backward",
     "location_scores_forward", "location_scores_backward",
+    "GaussianScoresCache", "gaussian_scores_forward", "gaussian_scores_backward",
 ]
 
 
@@ -71,6 +80,13 @@ class ConcatScoresCache(NamedTuple):
     Wk: Any        # (Dk, h)
     wv: Any        # (h,)
     features: Any  # tanh(q Wq + k Wk) (N, Q, K, h)
+
+
+class GaussianScoresCache(NamedTuple):
+    queries: Any      # (N, Q, D)
+    keys: Any         # (N, K, D)
+    w: Any            # () the width parameter
+    differences: Any  # q_nq - k_nk (N, Q, K, D)
 
 
 # ------------------------------------------------------------------ dot
@@ -292,3 +308,54 @@ def location_scores_backward(dscores, cache: ScoresCache):
     dWa = xp.concatenate([dused, xp.zeros((Wa.shape[0], Wa.shape[1] - num_keys), dtype=dused.dtype)], axis=1)
     dqueries = dscores @ Wa[:, :num_keys].T
     return dqueries, dWa
+
+
+# ------------------------------------------------------------------ gaussian (kernel regression)
+def gaussian_scores_forward(queries, keys, w):
+    """The Gaussian kernel as a score: minus half the squared distance from query to key, scaled by ``w``.
+
+    .. math::
+        \\delta_{nqk} &= q_{nq} - k_{nk}                                         && (N, Q, K, D) \\\\
+        s_{nqk} &= -\\| w\\, \\delta_{nqk} \\|^2 / 2 = -w^2 \\|\\delta_{nqk}\\|^2 / 2             && (N, Q, K)
+
+    :math:`e^{s}` is the Gaussian kernel of width :math:`\\sigma = 1/|w|`, so the softmax of these scores over
+    the keys weighs each key by the kernel, normalised: Nadaraya-Watson kernel regression
+    (:mod:`npseq.functional.kernel_regression`). The closest key gets the largest score; a larger
+    :math:`|w|` narrows the kernel.
+
+    Args:
+        queries: ``(N, Q, D)``.
+        keys: ``(N, K, D)`` (the same feature size: a distance needs both in one space).
+        w: ``()``, a 0-d array of the queries' dtype.
+
+    Returns:
+        ``scores`` ``(N, Q, K)`` and a :class:`GaussianScoresCache`.
+    """
+    check_gaussian_scores(queries, keys, w)
+    differences = queries[:, :, None, :] - keys[:, None, :, :]
+    scores = -0.5 * (w * w) * (differences * differences).sum(axis=-1)
+    return scores, GaussianScoresCache(queries, keys, w, differences)
+
+
+def gaussian_scores_backward(dscores, cache: GaussianScoresCache):
+    """Backward of :func:`gaussian_scores_forward`.
+
+    .. math::
+        d\\delta_{nqk} &= -w^2\\, ds_{nqk}\\, \\delta_{nqk}                             && (N, Q, K, D) \\\\
+        dq_{nq} &= \\textstyle\\sum_k d\\delta_{nqk}                                    && (N, Q, D) \\\\
+        dk_{nk} &= -\\textstyle\\sum_q d\\delta_{nqk}                                   && (N, K, D) \\\\
+        dw &= -w \\textstyle\\sum_{n,q,k} ds_{nqk}\\, \\|\\delta_{nqk}\\|^2                  && ()
+
+    The difference :math:`\\delta_{nqk}` uses each query for every key and each key for every query:
+    each gets the sum over the axis it was repeated along, the key's with the sign of :math:`-k`.
+
+    Returns:
+        ``dqueries``, ``dkeys``, ``dw``.
+    """
+    check_dscores(dscores, cache)
+    _, _, w, differences = cache
+    ddifferences = -(w * w) * dscores[..., None] * differences
+    dqueries = ddifferences.sum(axis=2)
+    dkeys = -ddifferences.sum(axis=1)
+    dw = -w * (dscores * (differences * differences).sum(axis=-1)).sum()
+    return dqueries, dkeys, dw

@@ -6,15 +6,14 @@ import numpy as np
 def concat_scores_backward(dscores, cache: ConcatScoresCache):
     check_dscores(dscores, cache)
     queries, keys, Wq, Wk, wv, features = cache
-    hidden = wv.shape[0]
     dwv = (dscores[..., None] * features).sum(axis=(0, 1, 2))
     dpre = dscores[..., None] * wv * (1 - features * features)
     dprojected_queries = dpre.sum(axis=2)
     dprojected_keys = dpre.sum(axis=1)
     dqueries = dprojected_queries @ Wq.T
-    dWq = queries.reshape(-1, Wq.shape[0]).T @ dprojected_queries.reshape(-1, hidden)
+    dWq = project_weight_grad(queries, dprojected_queries)
     dkeys = dprojected_keys @ Wk.T
-    dWk = keys.reshape(-1, Wk.shape[0]).T @ dprojected_keys.reshape(-1, hidden)
+    dWk = project_weight_grad(keys, dprojected_keys)
     return (dqueries, dkeys, dWq, dWk, dwv)
 
 

@@ -4,21 +4,18 @@ import numpy as np
 
 @_keep
 def general_scores_backward(t_0, cache: ScoresCache):
+    # gradient
     g_1(t_0, cache)
-    # see notes
+    pass
+    # step
     grad_2, t_3, val_4 = cache
+    t_5 = t_0 @ t_3
     # step
-    grad_6 = t_0.swapaxes(1, 2) @ (grad_2 @ val_4)
-    t_8 = _part(grad_2, t_5, val_4)
-    # step
-    assert True
     t_7 = t_5 @ val_4.T
+    assert True
+    t_8 = tmp_9(grad_2, t_5)
     pass
     return (t_7, grad_6, t_8)
-
-
-def _part(grad_2, t_5, val_4):
-    return grad_2.reshape(-1, val_4.shape[0]).T @ t_5.reshape(-1, val_4.shape[1])
 
 
 def _keep(function):

@@ -5,13 +5,13 @@ import numpy as np
 @_keep
 def general_scores_backward(q_0, cache: ScoresCache):
     q_1, val_2, val_3 = cache
-    checked = 0
+    pass
 
-    val_5 = _part(q_0, q_1, val_3)
     val_4 = q_0 @ val_2
+    val_5 = _part(q_0, q_1, val_3)
     # chain rule
+    t_6 = val_4 @ val_3.T
     _unused = None
-    tmp_7 = q_1.reshape(-1, val_3.shape[0]).T @ val_4.reshape(-1, val_3.shape[1])
 
     return (t_6, val_5, tmp_7)
 

@@ -6,5 +6,5 @@ def general_scores_backward(dscores, cache: ScoresCache):
     queries, keys, W = cache
     dprojected = dscores @ keys
     dqueries = dprojected @ W.T
-    dW = queries.reshape(-1, W.shape[0]).T @ dprojected.reshape(-1, W.shape[1])
+    dW = project_weight_grad(queries, dprojected)
     return (dqueries, dkeys, dW)
