@@ -60,7 +60,7 @@ RUN_MARK = "npseq"  # the notebook metadata entry of a notebook npseq's --execut
 # What each mode costs, as `npseq tutorials --notebooks DIR --execute [--fast] [--only 02]` printed it on the
 # machine named (the README says the same).
 FAST_COST = ("small corpora, epochs and sizes, so their numbers are not the results the text "
-             "discusses; all eleven tutorials ran in 132 s on a 2-core AMD EPYC")
+             "discusses; all thirteen tutorials ran in 129 s on a 2-core AMD EPYC")
 FULL_COST = ("the sizes whose results the text discusses; tutorial 02 ran in 1.6 s on a 2-core "
              "AMD EPYC, and the tutorials that train take far longer than in fast mode")
 

@@ -106,11 +106,13 @@ print(f"final states {cache.h_last.shape}: max difference {np.abs(np.stack(state
 # is read by exactly two cells: the one to its right, $(t+1, l)$, and the one above it,
 # $(t, l+1)$. So its gradient is the sum of what those two send back:
 #
-# $$G_t^{(l)} = \underbrace{U_t^{(l)}}_{\text{from above, step } t}
+# $$\begin{aligned}
+#   G_t^{(l)} &= \underbrace{U_t^{(l)}}_{\text{from above, step } t}
 #   + \underbrace{G_{t+1}^{(l)} \frac{\partial H_{t+1}^{(l)}}{\partial H_t^{(l)}}}_{\text{from step } t+1
-#   \text{, same layer}},
-#   \qquad U_t^{(L)} = dY_t, \qquad
-#   U_t^{(l)} = G_t^{(l+1)} \frac{\partial H_t^{(l+1)}}{\partial H_t^{(l)}}.$$
+#   \text{, same layer}}, \\
+#   U_t^{(L)} &= dY_t, \qquad
+#   U_t^{(l)} = G_t^{(l+1)} \frac{\partial H_t^{(l+1)}}{\partial H_t^{(l)}}.
+# \end{aligned}$$
 #
 # In the vanilla cell both products are those of tutorial 2: with $dA = G \odot (1 - H^2)$ the
 # gradient of a cell's pre-activation, the cell sends $dA\, W_h^\top$ to the left and

@@ -124,9 +124,11 @@ print(f"fit error of average pooling: {fit['average pooling']:.3f}")
 # $\kappa(u) = \exp(-u^2/2) / \sqrt{2\pi}$ the constant cancels and the weights are a
 # softmax over scores $-(x - x_i)^2 / 2$,
 #
-# $$\alpha_i(x) = \operatorname{softmax}_i\Bigl(-\frac{(x - x_i)^2}{2}\Bigr)
-#   = \frac{\exp\bigl(-(x - x_i)^2 / 2\bigr)}{\sum_j \exp\bigl(-(x - x_j)^2 / 2\bigr)}, \qquad
-#   \hat f(x) = \sum_i \alpha_i(x)\, y_i .$$
+# $$\begin{aligned}
+#   \alpha_i(x) &= \operatorname{softmax}_i\Bigl(-\frac{(x - x_i)^2}{2}\Bigr)
+#   = \frac{\exp\bigl(-(x - x_i)^2 / 2\bigr)}{\sum_j \exp\bigl(-(x - x_j)^2 / 2\bigr)}, \\
+#   \hat f(x) &= \sum_i \alpha_i(x)\, y_i .
+# \end{aligned}$$
 #
 # The nearer a key is to the query, the more its value counts. The estimator is called
 # *non-parametric*: nothing is fitted, the training pairs themselves are the model, and
