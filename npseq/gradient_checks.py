@@ -453,3 +453,53 @@ def _nadaraya_watson(rng):
     inputs = {"queries": normal(rng, 4), "keys": normal(rng, 4, 3), "values": normal(rng, 4, 3),
               "w": backend.asarray(backend.numpy.array(0.7))}
     return check_function(F.nadaraya_watson_forward, F.nadaraya_watson_backward, inputs, h=1e-3, order=4)
+
+
+# ------------------------------------------------------------ deep and bidirectional layers
+_DEEP_BIASES = {"gru": ("bx", "bh"), "lstm": ("b",)}
+_DEEP_GATES = {"gru": 3, "lstm": 4}
+
+
+def _deep_layer(rng, cell: str, stacked: bool):
+    """``functional.deep`` on a padded batch: two stacked bidirectional layers (``stacked``) or one bidirectional
+    layer of ``cell``. The weights travel flattened, one input each, and every output (y and the final states)
+    gets an upstream gradient."""
+    n, t, d, h = 3, 4, 3, 2
+    num_layers = 2 if stacked else 1
+    names, inputs = [], {"x": normal(rng, n, t, d), "h0": normal(rng, 2 * num_layers, n, h, scale=0.5)}
+    for layer in range(num_layers):
+        for direction in ("", "_reverse"):
+            group = tuple(f"{weight}_l{layer}{direction}" for weight in ("Wx", "Wh", *_DEEP_BIASES[cell]))
+            widths = (d if layer == 0 else 2 * h, h) + (None,) * len(_DEEP_BIASES[cell])
+            for name, rows in zip(group, widths):
+                shape = (_DEEP_GATES[cell] * h,) if rows is None else (rows, _DEEP_GATES[cell] * h)
+                inputs[name] = normal(rng, *shape, scale=0.5)
+            names.append(group)
+    valid_lens = lengths([4, 1, 3])
+
+    reset_after = cell == "gru"
+
+    def forward(x, h0, *flat):
+        params = [flat[i * len(group):(i + 1) * len(group)] for i, group in enumerate(names)]
+        if stacked:
+            y, cache = F.stacked_forward(x, h0, params, cell, valid_lens, bidirectional=True, reset_after=reset_after)
+        else:
+            y, cache = F.bidirectional_forward(x, h0, params, cell, valid_lens, reset_after=reset_after)
+        return (y, cache.h_last, cache.c_last, cache) if cell == "lstm" else (y, cache.h_last, cache)
+
+    def backward(dy, dh_last, *rest):
+        dc_last, cache = rest if cell == "lstm" else (None, rest[0])
+        grads = (F.stacked_backward if stacked else F.bidirectional_backward)(dy, cache, dh_last, dc_last)
+        return (grads.dx, grads.dh0, *(grad for group in grads.dparams for grad in group))
+
+    return check_function(forward, backward, inputs, h=1e-3, order=4)
+
+
+@register("stacked_forward (GRU, 2 layers, bidirectional, padded)")
+def _stacked_gru(rng):
+    return _deep_layer(rng, "gru", stacked=True)
+
+
+@register("bidirectional_forward (LSTM, padded)")
+def _bidirectional_lstm(rng):
+    return _deep_layer(rng, "lstm", stacked=False)
