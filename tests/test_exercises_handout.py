@@ -95,8 +95,8 @@ def test_a_notebook_and_the_autograder_carry_the_level(tmp_path, capsys):
         assert json.loads(archive.read("config.json"))["hints"] == "equations"
     capsys.readouterr()
     assert main(["--solutions", str(tmp_path / "key"), "--hints", "none"]) == 2
-    assert "--hints: this shapes the hand-out and the autograder; add --out DIR or --gradescope ZIP" in \
-        capsys.readouterr().err
+    assert ("--hints: this shapes the hand-out and the autograder; add --out DIR, --gradescope ZIP or "
+            "--prairielearn DIR") in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--out", str(tmp_path / "x"), "--hints", "all"])
     assert "argument --hints: invalid choice: 'all'" in capsys.readouterr().err
@@ -125,8 +125,9 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("npseq exercises: --out: cannot write to") and err.count("\n") == 1
     assert main([]) == 2  # asks for nothing: neither a hand-out nor an autograder
-    assert capsys.readouterr().err == ("npseq exercises: expected --out DIR (the hand-out), --gradescope ZIP (its "
-                                       "autograder), --solutions DIR (the instructor's key), or several\n")
+    assert capsys.readouterr().err == ("npseq exercises: expected --out DIR (the hand-out), --gradescope ZIP or "
+                                       "--prairielearn DIR (its autograder), --solutions DIR (the instructor's key), "
+                                       "or several\n")
     with pytest.raises(SystemExit) as exit_info:
         main(["--out", str(tmp_path), "--only", "softmax"])
     assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1

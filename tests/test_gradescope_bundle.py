@@ -22,20 +22,13 @@ from npseq.course import grade_file
 from npseq.course.autograder import find_submission
 from npseq.course.autograder import main as autograder_main
 from npseq.course.exercise import solution_source
-from npseq.course.gradescope import (
-    ALL_CASES,
-    BundleError,
-    Scoring,
-    build_wheel,
-    results,
-    unloadable,
-    write_bundle,
-    write_results,
-)
+from npseq.course.gradescope import BundleError, Scoring, results, unloadable, write_bundle, write_results
 from npseq.course.handout import NOTEBOOK_NAME, SKELETON_NAME, chosen_exercises, skeleton, solutions
 from npseq.course.hints import hint_text
+from npseq.course.scoring import ALL_CASES
 from npseq.course.sheet import DEFAULT_SETS, EXERCISE_BY_NAME, SET_NAMES, names_of_sets
 from npseq.course.submission import SubmissionError
+from npseq.course.wheels import build_wheel
 from npseq.errors import InvalidValueError
 from npseq.exercises import main as exercises_main
 

@@ -1,11 +1,14 @@
-"""``npseq exercises --out DIR --gradescope ZIP``: write a hand-out of the backward exercises, and its autograder.
+"""``npseq exercises --out DIR --gradescope ZIP --prairielearn DIR``: write a hand-out of the backward exercises,
+and the autograders that grade it.
 
 ``--out`` writes the hand-out (a ``.py`` or a notebook, and a README:
 :mod:`npseq.course.handout`); ``--gradescope`` writes the Gradescope autograder zip that
-grades it (:mod:`npseq.course.gradescope`), scored by ``--points``, ``--hidden`` and
-``--timeout``; either or both. This module parses and prints. A file of the hand-out
-that a learner has already changed, and a file at the zip's path that is not an
-autograder zip npseq wrote, are never replaced without ``--force``.
+grades it (:mod:`npseq.course.gradescope`), ``--prairielearn`` PrairieLearn's question
+folders, one per exercise set (:mod:`npseq.course.prairielearn`); both scored by ``--points``,
+``--hidden`` and ``--timeout``; any of them, or several. This module parses and prints. A file
+of the hand-out that a learner has already changed, a file at the zip's path that is not an
+autograder zip npseq wrote, and a file in the questions' folder that npseq did not write, are
+never replaced without ``--force``.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import dataclasses
 import math
 import os
 
-from ..course.gradescope import ALL_CASES, BundleError, Scoring, check_bundle_target, write_bundle
+from ..course.gradescope import BundleError, Scoring, check_bundle_target, write_bundle
 from ..course.handout import (
     HandoutError,
     chosen_exercises,
@@ -24,19 +27,32 @@ from ..course.handout import (
     write_solutions,
 )
 from ..course.hints import DEFAULT_HINTS, HINT_LEVELS
+from ..course.prairielearn import (
+    IMAGE,
+    MEMORY_MB,
+    check_questions_target,
+    course_files,
+    describe_question,
+    plans,
+    write_questions,
+)
 from ..course.report import POLICIES
+from ..course.scoring import ALL_CASES
 from ..course.secret import course_secret
 from ..course.sets import DEFAULT_SETS, SET_NAMES, SET_SUMMARIES
 from ..course.sheet import EXERCISE_BY_NAME, NAMES
 from ..errors import UserError
-from .arguments import UsageError, new_file_path, positive, say
+from .arguments import UsageError, folder_path, new_file_path, positive, say
 from .course_options import chosen_seed, seed_or_student
 
 DESCRIPTION = ("Write a hand-out of the backpropagation exercises: the skeleton file (or a notebook), a README "
-               "with each exercise's equations, and the command that grades it (--out); and/or the Gradescope "
-               "autograder zip that grades it (--gradescope).")
+               "with each exercise's equations, and the command that grades it (--out); and/or the autograders "
+               "that grade it: Gradescope's zip (--gradescope), PrairieLearn's question folders (--prairielearn).")
 
 NEXT_STEP = "upload {zip} as the assignment's autograder (Gradescope: Configure Autograder > Zip file upload)"
+
+PRAIRIELEARN_NEXT_STEP = ("copy {folders} into your PrairieLearn course's questions/ and add {them} to an assessment "
+                          "({out}/README.txt says more)")
 
 
 class _HandoutRefused(UserError):
@@ -99,6 +115,10 @@ def add_arguments(parser) -> None:
                              "grader names it as npseq's own if a learner hands it in)")
     parser.add_argument("--gradescope", type=new_file_path, metavar="ZIP",
                         help="write the Gradescope autograder zip that grades the hand-out (e.g. autograder.zip)")
+    parser.add_argument("--prairielearn", type=folder_path, metavar="DIR",
+                        help="write PrairieLearn questions that grade the hand-out into DIR: one folder per exercise "
+                             "set (npseq_classic, ...), to copy into the course's questions/, with a Dockerfile and "
+                             "a README.txt beside them")
     parser.add_argument("--notebook", action="store_true",
                         help="write the skeleton as a Jupyter notebook (backprop_exercises.ipynb) instead of a .py")
     parser.add_argument("--hints", choices=HINT_LEVELS, metavar="none|structure|equations",
@@ -116,29 +136,34 @@ def add_arguments(parser) -> None:
                         help="these exercises (and those they build on), in the hand-out and the autograder; with "
                              "--set, exercises of those sets; default: every exercise of the sets")
     parser.add_argument("--points", action="append", type=points_option, default=[], metavar="NAME=P",
-                        help="the autograder: exercise NAME is worth P points (repeatable; default 1 each), "
+                        help="the autograders: exercise NAME is worth P points (repeatable; default 1 each), "
                              "shared evenly by its cases")
     parser.add_argument("--hidden", action="append", type=hidden_option, default=[], metavar="NAME[:K]",
-                        help="the autograder: students see case K of NAME (every case without :K) only once "
-                             "grades are published (repeatable)")
+                        help="the autograders: students see case K of NAME (every case without :K) only once "
+                             "grades are published (Gradescope), or its points but not its table (PrairieLearn); "
+                             "its numbers are drawn at each grading (repeatable)")
     parser.add_argument("--timeout", type=positive(float), metavar="SECONDS",
-                        help="the autograder: seconds each function may run, all its cases together "
+                        help="the autograders: seconds each function may run, all its cases together "
                              "(default: npseq grade's)")
     parser.add_argument("--policy", choices=POLICIES, metavar="note|zero",
-                        help="the autograder: a function that uses npseq's own backward (calls it, or is a renamed "
+                        help="the autograders: a function that uses npseq's own backward (calls it, or is a renamed "
                              "copy of it) is graded with a note (note, the default) or scores 0 (zero)")
     parser.add_argument("--per-student", action="store_true",
-                        help="the autograder: grade each student on cases of their own (the seed of their e-mail "
-                             "address; hand each one `npseq exercises --out DIR --student EMAIL`)")
+                        help="Gradescope's autograder: grade each student on cases of their own (the seed of their "
+                             "e-mail address; hand each one `npseq exercises --out DIR --student EMAIL`); "
+                             "PrairieLearn's questions give every variant numbers of its own without it")
     parser.add_argument("--memory-mb", type=positive(int), metavar="MB",
-                        help="the autograder: memory each function may add (default: npseq grade's)")
+                        help="the autograders: memory each function may add (default: npseq grade's; "
+                             f"PrairieLearn's, {MEMORY_MB}, within its container's 2 GiB)")
     parser.add_argument("--force", action="store_true",
                         help="replace files of the hand-out that hold other content (a learner's work is lost), "
-                             "and a file at --gradescope's path that is not an autograder zip npseq wrote")
+                             "a file at --gradescope's path that is not an autograder zip npseq wrote, and files in "
+                             "--prairielearn's folder that npseq did not write")
 
 
 def scoring_of(args) -> Scoring:
-    """The autograder's :class:`~npseq.course.gradescope.Scoring` from the parsed options.
+    """The autograders' :class:`~npseq.course.scoring.Scoring` from the parsed options (PrairieLearn's questions
+    each keep their own exercises' part of it: :func:`~npseq.course.prairielearn.plans`).
 
     Raises:
         UsageError: ``--points`` given twice for one exercise, or ``--points`` or ``--hidden``
@@ -169,24 +194,33 @@ def scoring_of(args) -> Scoring:
 
 def _check_options(args) -> None:
     """Refuse a command line that writes nothing, and options that shape what is not written (``--points``
-    without ``--gradescope``, ...)."""
-    if args.out is None and args.gradescope is None and args.solutions is None:
-        raise UsageError("expected --out DIR (the hand-out), --gradescope ZIP (its autograder), --solutions DIR "
-                         "(the instructor's key), or several")
-    if args.solutions is not None and args.out is not None and \
-            os.path.abspath(args.solutions) == os.path.abspath(args.out):
-        raise UsageError("--solutions: expected a folder of the instructor's, not the hand-out's --out, got "
-                         f"{args.solutions} for both")
-    if not args.gradescope:
+    without an autograder, ...)."""
+    autograder = args.gradescope is not None or args.prairielearn is not None
+    if args.out is None and not autograder and args.solutions is None:
+        raise UsageError("expected --out DIR (the hand-out), --gradescope ZIP or --prairielearn DIR (its autograder), "
+                         "--solutions DIR (the instructor's key), or several")
+    folders = {"--out": args.out, "--solutions": args.solutions, "--prairielearn": args.prairielearn}
+    given = {flag: os.path.abspath(folder) for flag, folder in folders.items() if folder}
+    shared = [flag for flag, folder in given.items() if list(given.values()).count(folder) > 1]
+    if shared:
+        raise UsageError(f"{' and '.join(shared)}: expected a folder each (the hand-out is the students', the key "
+                         f"and the questions are the instructor's), got {folders[shared[0]]} for "
+                         f"{'both' if len(shared) == 2 else 'all'}")
+    if not autograder:
         given = [flag for flag, value in (("--points", args.points), ("--hidden", args.hidden),
                                           ("--timeout", args.timeout), ("--memory-mb", args.memory_mb),
                                           ("--policy", args.policy), ("--per-student", args.per_student)) if value]
         if given:
-            raise UsageError(f"{', '.join(given)}: these set up the autograder; add --gradescope ZIP")
+            raise UsageError(f"{', '.join(given)}: these set up the autograder; add --gradescope ZIP or "
+                             "--prairielearn DIR")
+    if args.per_student and args.gradescope is None:
+        raise UsageError("--per-student: this sets up Gradescope's autograder (students' e-mail addresses); add "
+                         "--gradescope ZIP (a PrairieLearn question gives every variant numbers of its own)")
     if args.out is None and args.notebook:
         raise UsageError("--notebook: this shapes the hand-out; add --out DIR")
-    if args.out is None and args.gradescope is None and args.hints is not None:
-        raise UsageError("--hints: this shapes the hand-out and the autograder; add --out DIR or --gradescope ZIP")
+    if args.out is None and not autograder and args.hints is not None:
+        raise UsageError("--hints: this shapes the hand-out and the autograder; add --out DIR, --gradescope ZIP or "
+                         "--prairielearn DIR")
     if args.out == "":
         raise UsageError("--out: expected a folder, got an empty string")
 
@@ -198,20 +232,33 @@ def _describe(scoring: Scoring) -> str:
             + (f", {hidden} case{'s' if hidden != 1 else ''} hidden until grades are published" if hidden else ""))
 
 
+def _questions(args, scoring: Scoring) -> list:
+    """PrairieLearn's questions: ``scoring``'s exercises, one question per set, each process limited to
+    PrairieLearn's memory unless ``--memory-mb`` says otherwise."""
+    return plans(args.only, args.sets, dataclasses.replace(scoring, memory_mb=args.memory_mb or MEMORY_MB))
+
+
 def run(args) -> int:
-    """Write the hand-out and/or the autograder as ``npseq exercises`` parsed them; return the exit code."""
+    """Write the hand-out and/or the autograders as ``npseq exercises`` parsed them; return the exit code."""
     _check_options(args)
-    scoring = scoring_of(args) if args.gradescope else None
+    scoring = scoring_of(args) if args.gradescope is not None or args.prairielearn is not None else None
     seed = chosen_seed(args, make_secret=True) if args.out is not None else 0
     try:
-        if args.gradescope:  # refused before the hand-out is written: a refusal writes nothing
+        questions = _questions(args, scoring) if args.prairielearn is not None else []
+        course = course_files(questions) if questions else {}
+        # refused before the hand-out is written: a refusal writes nothing
+        if args.gradescope:
             check_bundle_target(args.gradescope, args.force)
+        if questions:
+            check_questions_target(args.prairielearn, course, args.force)
         if args.out is not None:
             files = handout_files(args.only, hints=args.hints or DEFAULT_HINTS, as_notebook=args.notebook,
                                   seed=seed, sets=args.sets)
             result = write_files(args.out, files, force=args.force)
         if args.gradescope:
             write_bundle(args.gradescope, scoring, force=args.force)
+        if questions:
+            written = write_questions(args.prairielearn, course, force=args.force)
         if args.solutions is not None:
             key = write_solutions(args.solutions, args.only, force=args.force, sets=args.sets)
     except (HandoutError, BundleError) as exc:
@@ -226,6 +273,14 @@ def run(args) -> int:
     if args.gradescope:
         say(f"wrote {args.gradescope}: {_describe(scoring)}")
         say("next: " + NEXT_STEP.format(zip=args.gradescope))
+    if questions:
+        say(f"wrote {args.prairielearn}: PrairieLearn's questions ({len(written)} files written, "
+            f"{len(course) - len(written)} unchanged), graded in {IMAGE} with no network")
+        for question in questions:
+            say(f"   {describe_question(question)}")
+        folders = ", ".join(os.path.join(args.prairielearn, question.folder) for question in questions)
+        say("next: " + PRAIRIELEARN_NEXT_STEP.format(folders=folders, them="it" if len(questions) == 1 else "them",
+                                                     out=args.prairielearn))
     if args.solutions is not None:
         say(f"wrote {', '.join(key.written + key.unchanged)}: the solved copy, for the instructor only (a learner "
             "who hands it in is named as handing in npseq's own)")

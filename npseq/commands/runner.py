@@ -33,7 +33,7 @@ COMMANDS = {
     "lm": "train a character language model, then sample from it",
     "gradcheck": "check every backward against finite differences",
     "grade": "grade a learner's backward exercises against finite differences",
-    "exercises": "write a hand-out of the backward exercises (and its Gradescope autograder)",
+    "exercises": "write a hand-out of the backward exercises (and its Gradescope or PrairieLearn autograder)",
     "data fetch": "download a dataset, check its SHA-1, unpack it into the cache",
     "tutorials": "write the tutorials as Jupyter notebooks (and run them)",
 }

@@ -13,8 +13,12 @@
 * :mod:`~npseq.course.handout`: the skeleton, its README and notebook
   (:mod:`~npseq.course.notebook`), the solved copy, and the classic mistakes
   (:mod:`~npseq.course.mistakes`) with what the grader says of each.
-* :mod:`~npseq.course.gradescope` and :mod:`~npseq.course.autograder`: Gradescope's bundle and
-  results; :mod:`~npseq.course.classroom`: a whole class graded, and what it got wrong.
+* :mod:`~npseq.course.verdict`: a submission's scores under a :mod:`~npseq.course.scoring`, built once
+  and shown by each platform: :mod:`~npseq.course.gradescope` and :mod:`~npseq.course.autograder`,
+  Gradescope's bundle and results; :mod:`~npseq.course.prairielearn` and
+  :mod:`~npseq.course.prairielearn_grader`, PrairieLearn's questions and results (both carrying npseq's
+  wheels, :mod:`~npseq.course.wheels`); :mod:`~npseq.course.classroom`: a whole class graded, and what
+  it got wrong.
 
 The maths an exercise is graded against lives in :mod:`npseq.functional`, like all maths, except
 where an exercise asks for what no tutorial prints (:mod:`~npseq.course.references`).

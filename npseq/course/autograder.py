@@ -3,9 +3,9 @@
 ``run_autograder`` (:mod:`npseq.course.gradescope`) runs this for every submission. It
 reads the instructor's scoring from ``ROOT/source/config.json``, finds the student's file
 under ``ROOT/submission/`` (:func:`find_submission`), grades it with
-:func:`~npseq.course.grader.grade_file` under the scoring's exercises and limits, prints the
-text tables (Gradescope keeps them for the instructor; ``stdout_visibility`` is hidden), and
-writes ``ROOT/results/results.json`` (:func:`~npseq.course.gradescope.results`).
+:func:`~npseq.course.verdict.judge` under the scoring's exercises and limits (which prints the
+text tables: Gradescope keeps them for the instructor; ``stdout_visibility`` is hidden), and
+writes ``ROOT/results/results.json`` (:func:`~npseq.course.gradescope.render` of the verdict).
 
 The student's code runs in the grader's sandbox (:mod:`npseq.course.sandbox`: on Gradescope,
 as root, a user of its own, with ``ROOT/source`` and ``ROOT/results`` out of its sight where
@@ -14,24 +14,27 @@ when no process of the submission is left. Whatever happens, a ``results.json`` 
 bug of the grader's included (score 0, with the reason for the instructor), and the exit code
 is 0; only a results folder that cannot be written, or a bad command line, exits otherwise.
 
-The one option is parsed by hand: argparse lives in :mod:`npseq.commands` only.
+What any platform's grading command does the same way lives here too, and PrairieLearn's
+(:mod:`npseq.course.prairielearn_grader`) uses it: the search for the one file handed in,
+the results folder made anew, and the command line (:func:`run`). The one option is parsed by
+hand: argparse lives in :mod:`npseq.commands` only.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-import secrets
 import sys
 import time
 import traceback
+from typing import Callable
 
 from .cases import student_seed
-from .grader import grade_file
-from .gradescope import OUTPUT_CHARS, Scoring, capped, exercise_scores, results, unloadable, write_results
+from .gradescope import OUTPUT_CHARS, Scoring, render, write_results
 from .handout import NOTEBOOK_NAME, SKELETON_NAME
 from .search import search
-from .submission import SubmissionError, one_line
+from .submission import one_line
+from .verdict import GRADER_FAILED, capped, judge, ungradable
 
 DEFAULT_ROOT = "/autograder"
 """Gradescope's folder: ``source`` (the unpacked zip), ``submission``, ``results``."""
@@ -39,10 +42,6 @@ DEFAULT_ROOT = "/autograder"
 SUFFIXES = (".py", ".ipynb")
 SKIPPED_FOLDERS = ("__pycache__", ".ipynb_checkpoints")
 LISTED_CANDIDATES = 20  # a message names at most this many of the files found
-
-GRADER_FAILED = "the grader failed (not your fault; tell your instructor)"
-
-USAGE = "usage: python -m npseq.course.autograder [--root ROOT]   (default root: /autograder)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,26 +102,11 @@ def _results_of(root: str, started: float) -> dict:
     found = find_submission(os.path.join(root, "submission"))
     if not found.path:
         print(found.problem)
-        return unloadable(found.problem, scoring, time.monotonic() - started)
+        return render(ungradable(found.problem, scoring, time.monotonic() - started))
     seed = student_seed(submitters(root), scoring.secret) if scoring.per_student and submitters(root) else 0
-    # hidden cases: numbers drawn now, which no hand-out and no earlier grading has shown
-    drawn = {(name, number): secrets.randbelow(2 ** 48) + 1 for name in scoring.names
-             for number in sorted(scoring.hidden_cases(name))}
-    try:
-        # the instructor's files (the scoring, the hidden cases) are out of the submission's sight
-        report = grade_file(found.path, only=scoring.names, timeout=scoring.timeout, memory_mb=scoring.memory_mb,
-                            quiet=True, private=(os.path.join(root, "source"), os.path.join(root, "results")),
-                            policy=scoring.policy, seed=seed, case_seeds=drawn)
-        data = results(report, scoring)
-        print(report.table(scored=exercise_scores(data, scoring)))  # the score results.json carries
-        return data
-    except SubmissionError as exc:
-        print(f"cannot grade {found.path}: {exc}")
-        return unloadable(str(exc), scoring, time.monotonic() - started)
-    except Exception as exc:  # a bug of the grader's: the student still gets results, the instructor the traceback
-        traceback.print_exc()
-        return unloadable(f"{GRADER_FAILED}: {type(exc).__name__}: {one_line(exc)}", scoring,
-                          time.monotonic() - started)
+    # the instructor's files (the scoring, the hidden cases) are out of the submission's sight
+    return render(judge(found.path, scoring, seed=seed,
+                        private=(os.path.join(root, "source"), os.path.join(root, "results"))))
 
 
 def _setup_failure(message: str) -> dict:
@@ -131,7 +115,7 @@ def _setup_failure(message: str) -> dict:
     return {"score": 0.0, "output": capped(message, OUTPUT_CHARS), "stdout_visibility": "hidden", "tests": []}
 
 
-def _fresh_results_folder(root: str) -> str:
+def fresh_results_folder(root: str) -> str:
     """``ROOT/results``, a folder: a link or a file that the student's code put in its place is removed."""
     folder = os.path.join(root, "results")
     if os.path.islink(folder) or (os.path.exists(folder) and not os.path.isdir(folder)):
@@ -150,17 +134,17 @@ def grade_submission(root: str) -> dict:
     except Exception as exc:  # a bug outside the grading itself: still a results.json, and the traceback
         traceback.print_exc()
         data = _setup_failure(f"{GRADER_FAILED}: {type(exc).__name__}: {one_line(exc)}")
-    write_results(os.path.join(_fresh_results_folder(root), "results.json"), data)
+    write_results(os.path.join(fresh_results_folder(root), "results.json"), data)
     return data
 
 
-def parse_root(argv: list) -> str:
-    """``--root ROOT`` or ``--root=ROOT`` from ``argv`` (default :data:`DEFAULT_ROOT`).
+def parse_root(argv: list, default: str = DEFAULT_ROOT) -> str:
+    """``--root ROOT`` or ``--root=ROOT`` from ``argv`` (``default`` without it).
 
     Raises:
         ValueError: anything else on the command line (one line).
     """
-    root, words = DEFAULT_ROOT, list(argv)
+    root, words = default, list(argv)
     while words:
         word = words.pop(0)
         if word == "--root" and words and words[0]:
@@ -172,24 +156,30 @@ def parse_root(argv: list) -> str:
     return root
 
 
-def main(argv=None) -> int:
-    """Grade the submission under ``--root``; 0 once ``results.json`` is written, 1 if it cannot be, 2 for bad usage."""
-    argv = sys.argv[1:] if argv is None else argv
+def run(argv: list, module: str, default_root: str, grade: Callable[[str], dict]) -> int:
+    """``python -m MODULE [--root ROOT]``: ``grade(root)`` writes the results; 0 once they are written, 1 if they
+    cannot be, 2 for bad usage (``-h`` prints the usage)."""
+    usage = f"usage: python -m {module} [--root ROOT]   (default root: {default_root})"
     if argv in (["-h"], ["--help"]):
-        print(USAGE)
+        print(usage)
         return 0
     try:
-        root = parse_root(argv)
+        root = parse_root(argv, default_root)
     except ValueError as exc:
-        print(f"npseq.course.autograder: {exc}\n{USAGE}", file=sys.stderr)
+        print(f"{module}: {exc}\n{usage}", file=sys.stderr)
         return 2
     try:
-        grade_submission(root)
+        grade(root)
     except OSError as exc:
-        print(f"npseq.course.autograder: cannot write {os.path.join(root, 'results', 'results.json')} "
-              f"({exc.strerror or exc})", file=sys.stderr)
+        print(f"{module}: cannot write {os.path.join(root, 'results', 'results.json')} ({exc.strerror or exc})",
+              file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv=None) -> int:
+    """Grade the submission under ``--root``; 0 once ``results.json`` is written, 1 if it cannot be, 2 for bad usage."""
+    return run(sys.argv[1:] if argv is None else argv, "npseq.course.autograder", DEFAULT_ROOT, grade_submission)
 
 
 if __name__ == "__main__":
