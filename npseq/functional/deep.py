@@ -199,11 +199,11 @@ def bidirectional_backward(dy, cache: BidirectionalCache, dh_last=None, dc_last=
     _check_upstream(dy, cache, dh_last, dc_last, BidirectionalCache)
     xp = backend.get_array_module(dy)
     hidden = dy.shape[-1] // 2
-    dx_forward, dh0_forward, dw_forward = _run_backward(cache.cell, dy[..., :hidden], cache.forward,
-                                                        _row(dh_last, 0), _row(dc_last, 0))
-    dx_reversed, dh0_reverse, dw_reverse = _run_backward(cache.cell, reverse_sequences(dy[..., hidden:],
-                                                                                       cache.valid_lens),
-                                                         cache.backward, _row(dh_last, 1), _row(dc_last, 1))
+    dy_forward, dy_reversed = dy[..., :hidden], reverse_sequences(dy[..., hidden:], cache.valid_lens)
+    dx_forward, dh0_forward, dw_forward = _run_backward(
+        cache.cell, dy_forward, cache.forward, _row(dh_last, 0), _row(dc_last, 0))
+    dx_reversed, dh0_reverse, dw_reverse = _run_backward(
+        cache.cell, dy_reversed, cache.backward, _row(dh_last, 1), _row(dc_last, 1))
     dx = dx_forward + reverse_sequences(dx_reversed, cache.valid_lens)
     return BidirectionalGrads(dx, xp.stack([dh0_forward, dh0_reverse]), (dw_forward, dw_reverse))
 
@@ -257,8 +257,8 @@ def stacked_forward(x, h0, params, cell, valid_lens=None, *, bidirectional=False
             y, mask = dropout_forward(y, dropout, rng)
             dropouts.append(mask)
         layer_input = y
-    h_last, c_last = _final_states(cell, [run for cache in layers
-                                          for run in ((cache.forward, cache.backward) if bidirectional else (cache,))])
+    runs = [run for cache in layers for run in ((cache.forward, cache.backward) if bidirectional else (cache,))]
+    h_last, c_last = _final_states(cell, runs)
     return layer_input, StackedCache(cell, bidirectional, layers, dropouts, h_last, c_last)
 
 
@@ -307,8 +307,8 @@ def stacked_backward(dy, cache: StackedCache, dh_last=None, dc_last=None) -> Sta
             grads = bidirectional_backward(d_above, cache.layers[layer], _rows(dh_last, rows), _rows(dc_last, rows))
             dx, dh0[rows], dparams[rows] = grads.dx, list(grads.dh0), list(grads.dparams)
         else:
-            dx, dh0[layer], dparams[layer] = _run_backward(cache.cell, d_above, cache.layers[layer],
-                                                           _row(dh_last, layer), _row(dc_last, layer))
+            dx, dh0[layer], dparams[layer] = _run_backward(
+                cache.cell, d_above, cache.layers[layer], _row(dh_last, layer), _row(dc_last, layer))
         d_above = dx
     return StackedGrads(d_above, xp.stack(dh0), dparams)
 
