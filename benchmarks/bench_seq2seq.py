@@ -80,7 +80,6 @@ use_threads(ARGS.threads)  # before NumPy loads
 
 import copy  # noqa: E402
 import json  # noqa: E402
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -95,7 +94,7 @@ from npseq.nn import to_torch_state_dict  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from roofline import bahdanau_products, elementwise_flops, sgemm_peak, time_products  # noqa: E402
-from seq2seq_step import BOS, PHASES, SYNTHETIC_VOCAB, TrainingStep, synthetic_batches  # noqa: E402
+from seq2seq_step import BOS, PHASES, SYNTHETIC_VOCAB, TrainingStep, minor_faults, synthetic_batches  # noqa: E402
 
 
 # ------------------------------------------------------------------ npseq
@@ -198,11 +197,6 @@ class TorchRunner:
 def batch_stream(batches):
     while True:
         yield from batches
-
-
-def minor_faults() -> int:
-    """This process's minor page faults so far: pages the kernel had to map (and zero) on first touch."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def timed_run(runner, stream, num_batches):

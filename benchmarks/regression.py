@@ -62,14 +62,13 @@ def parse_args(argv=None):
 ARGS = parse_args()
 use_threads(ARGS.threads)  # before NumPy loads
 
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import NamedTuple  # noqa: E402
 
 import numpy as np  # noqa: E402
-from seq2seq_step import BOS, SYNTHETIC_VOCAB, TrainingStep, synthetic_batches, translate_waiting  # noqa: E402
+from seq2seq_step import BOS, SYNTHETIC_VOCAB, TrainingStep, minor_faults, synthetic_batches, translate_waiting  # noqa: E402
 
 EOS = 3  # <eos> in the synthetic vocabulary
 
@@ -93,10 +92,6 @@ def landed() -> tuple:
 class Timing(NamedTuple):
     seconds: float  # per unit
     faults: float   # minor page faults per unit: pages the kernel mapped and zeroed at their first touch
-
-
-def minor_faults() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 class Version:

@@ -27,9 +27,15 @@ Nothing here imports NumPy at load: the scripts that import it set their BLAS th
 """
 import contextlib
 import importlib
+import resource
 import time
 
 PHASES = ("encoder", "decoder", "loss", "backward", "optimizer")
+
+
+def minor_faults() -> int:
+    """This process's minor page faults so far: pages the kernel had to map (and zero) on first touch."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 class PhaseMissed(RuntimeError):
