@@ -32,26 +32,26 @@ def _inputs(rng, n, t, d, hidden, suffixes):
 
 
 # ------------------------------------------------------------ the references: npseq's layers, every weight named
-def test_the_wrappers_are_npseqs_layers_with_the_weights_named():
+WRAPPERS = {  # the wrapper pair, npseq's pair, and the suffixes of the wrapper's weights (input size of each)
+    "stacked": (R.stacked_rnn_forward, R.stacked_rnn_backward, F.stacked_forward, F.stacked_backward,
+                {"1": 3, "2": 5}),
+    "bidirectional": (R.bidirectional_rnn_forward, R.bidirectional_rnn_backward, F.bidirectional_forward,
+                      F.bidirectional_backward, {"_f": 3, "_b": 3}),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(WRAPPERS))
+def test_the_wrappers_are_npseqs_layers_with_the_weights_named(layer):
+    forward, backward, engine_forward, engine_backward, suffixes = WRAPPERS[layer]
     rng = np.random.default_rng(0)
     lens = lengths([4, 2])
-    stacked = _inputs(rng, 2, 4, 3, 5, {"1": 3, "2": 5})
-    y, cache = R.stacked_rnn_forward(**stacked, valid_lens=lens)
-    params = [tuple(stacked[f"{w}{k}"] for w in ("Wx", "Wh", "b")) for k in "12"]
-    expected_y, expected_cache = F.stacked_forward(stacked["x"], stacked["h0"], params, "rnn", lens)
+    inputs = _inputs(rng, 2, 4, 3, 5, suffixes)
+    y, cache = forward(**inputs, valid_lens=lens)
+    params = [tuple(inputs[f"{w}{k}"] for w in ("Wx", "Wh", "b")) for k in suffixes]
+    expected_y, expected_cache = engine_forward(inputs["x"], inputs["h0"], params, "rnn", lens)
     np.testing.assert_array_equal(y, expected_y)
     dy = rng.standard_normal(y.shape)
-    grads, engine = R.stacked_rnn_backward(dy, cache), F.stacked_backward(dy, expected_cache)
-    for ours, theirs in zip(grads, (engine.dx, engine.dh0, *engine.dparams[0], *engine.dparams[1])):
-        np.testing.assert_array_equal(ours, theirs)
-
-    both = _inputs(rng, 2, 4, 3, 5, {"_f": 3, "_b": 3})
-    y, cache = R.bidirectional_rnn_forward(**both, valid_lens=lens)
-    params = [tuple(both[f"{w}{k}"] for w in ("Wx", "Wh", "b")) for k in ("_f", "_b")]
-    expected_y, expected_cache = F.bidirectional_forward(both["x"], both["h0"], params, "rnn", lens)
-    np.testing.assert_array_equal(y, expected_y)
-    dy = rng.standard_normal(y.shape)
-    grads, engine = R.bidirectional_rnn_backward(dy, cache), F.bidirectional_backward(dy, expected_cache)
+    grads, engine = backward(dy, cache), engine_backward(dy, expected_cache)
     for ours, theirs in zip(grads, (engine.dx, engine.dh0, *engine.dparams[0], *engine.dparams[1])):
         np.testing.assert_array_equal(ours, theirs)
 
