@@ -36,6 +36,7 @@ from typing import Any, Callable
 from . import backend
 from .errors import InvalidTypeError, InvalidValueError
 from .grad_mode import no_grad
+from .language import _
 
 DEFAULT_TOL = 1e-7
 
@@ -232,19 +233,35 @@ def step_report(step: int, num_steps: int, source: str | None = None, *, walks_u
     if source not in (None,) + STEP_SOURCES:
         raise InvalidValueError(f"source: expected None or one of {STEP_SOURCES}, got {source!r}")
     last = num_steps - 1
-    start, previous, after = (0, step - 1, "before") if walks_up else (last, step + 1, "after")
-    if step == start:
-        return (f"first wrong at t={step} (of 0..{last}), the {'first' if walks_up else 'last'} step: the error "
-                f"enters in the step's own backward, before anything is handed back")
+    start, previous = (0, step - 1) if walks_up else (last, step + 1)
     agree = f"t={start}" if previous == start else f"t={start}..{previous}"
-    walk = "up from" if walks_up else "back from"
-    head = f"first wrong at t={step} (of 0..{last}, walking {walk} t={start}; {agree} agree): the error enters "
-    if source == "own":
-        return head + (f"at step t={step} itself (it stays wrong with no upstream gradient {after} t={step})")
-    if source == "handed back":
-        return head + (f"in the gradient that step t={previous} hands back to t={step} (with no upstream "
-                       f"gradient {after} t={step}, t={step} is right)")
-    return head + f"at the step that handles t={step}, or in the gradient that step t={previous} hands back to it"
+    # Whole sentences, one per case, so that a translation (npseq.language) can say each its own way.
+    if step == start:
+        said = (_("first wrong at t={step} (of 0..{last}), the first step: the error enters in the step's own "
+                  "backward, before anything is handed back") if walks_up else
+                _("first wrong at t={step} (of 0..{last}), the last step: the error enters in the step's own "
+                  "backward, before anything is handed back"))
+    elif walks_up:
+        said = {"own": _("first wrong at t={step} (of 0..{last}, walking up from t={start}; {agree} agree): the "
+                         "error enters at step t={step} itself (it stays wrong with no upstream gradient before "
+                         "t={step})"),
+                "handed back": _("first wrong at t={step} (of 0..{last}, walking up from t={start}; {agree} agree): "
+                                 "the error enters in the gradient that step t={previous} hands back to t={step} "
+                                 "(with no upstream gradient before t={step}, t={step} is right)"),
+                None: _("first wrong at t={step} (of 0..{last}, walking up from t={start}; {agree} agree): the "
+                        "error enters at the step that handles t={step}, or in the gradient that step t={previous} "
+                        "hands back to it")}[source]
+    else:
+        said = {"own": _("first wrong at t={step} (of 0..{last}, walking back from t={start}; {agree} agree): the "
+                         "error enters at step t={step} itself (it stays wrong with no upstream gradient after "
+                         "t={step})"),
+                "handed back": _("first wrong at t={step} (of 0..{last}, walking back from t={start}; {agree} "
+                                 "agree): the error enters in the gradient that step t={previous} hands back to "
+                                 "t={step} (with no upstream gradient after t={step}, t={step} is right)"),
+                None: _("first wrong at t={step} (of 0..{last}, walking back from t={start}; {agree} agree): the "
+                        "error enters at the step that handles t={step}, or in the gradient that step t={previous} "
+                        "hands back to it")}[source]
+    return said.format(step=step, last=last, start=start, agree=agree, previous=previous)
 
 
 def distinct_numbers(first: float, second: float) -> tuple:
@@ -277,7 +294,8 @@ def compare(name: str, analytic, numeric, tol: float = DEFAULT_TOL, time_axis: i
     if analytic is None or not hasattr(analytic, "shape") or tuple(analytic.shape) != shape:
         given = "None" if analytic is None else str(tuple(getattr(analytic, "shape", ())))
         return GradCheckRow(name, shape, float("inf"), None, None, None, False,
-                            problem=f"backward gave shape {given}, expected {shape}",
+                            problem=_("backward gave shape {given}, expected {shape}").format(given=given,
+                                                                                              shape=shape),
                             analytic=analytic, numeric=numeric)
     a = backend.to_numpy(analytic).astype(backend.numpy.float64)
     n = backend.to_numpy(numeric).astype(backend.numpy.float64)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..course.cases import student_seed
 from ..course.secret import course_secret
+from ..language import LANGUAGES
 from .arguments import UsageError, seed
 
 
@@ -18,6 +19,14 @@ def seed_or_student(parser, what: str) -> None:
     group.add_argument("--student", metavar="NAME",
                        help=f"{what}: the seed of this student's name or e-mail address and the course secret "
                             "(as the autograder derives it; see the README's per-student numbers)")
+
+
+def language_option(parser, what: str) -> None:
+    """``--lang {en,zh}``: the language ``what`` speaks; without it, the locale's (Chinese for a ``zh_CN`` locale,
+    :func:`~npseq.language.language_of`)."""
+    parser.add_argument("--lang", choices=LANGUAGES, default=None,
+                        help=f"{what}: en (English) or zh (Chinese, 中文); default: the locale's (zh for a zh_CN "
+                             "locale in LC_ALL, LC_MESSAGES or LANG, else en)")
 
 
 def chosen_seed(args, make_secret: bool = False) -> int:

@@ -42,6 +42,7 @@ from ..course.secret import course_secret
 from ..course.sets import DEFAULT_SETS, SET_NAMES, SET_SUMMARIES
 from ..course.sheet import EXERCISE_BY_NAME, NAMES
 from ..errors import UserError
+from ..language import LANGUAGES, language_of
 from .arguments import UsageError, folder_path, new_file_path, positive, say
 from .course_options import chosen_seed, seed_or_student
 
@@ -119,6 +120,11 @@ def add_arguments(parser) -> None:
                         help="write PrairieLearn questions that grade the hand-out into DIR: one folder per exercise "
                              "set (npseq_classic, ...), to copy into the course's questions/, with a Dockerfile and "
                              "a README.txt beside them")
+    parser.add_argument("--lang", choices=LANGUAGES, metavar="{" + ",".join(LANGUAGES) + "}",
+                        help="the language of the hand-out's prose (its README, the exercises' text, the notebook's "
+                             "Markdown) and of the autograders' feedback: en (English) or zh (Chinese, 中文); the "
+                             "code, the equations and the names stay as they are; default: zh in a Chinese locale "
+                             "(LANG=zh_CN.UTF-8), else en")
     parser.add_argument("--notebook", action="store_true",
                         help="write the skeleton as a Jupyter notebook (backprop_exercises.ipynb) instead of a .py")
     parser.add_argument("--hints", choices=HINT_LEVELS, metavar="none|structure|equations",
@@ -232,19 +238,20 @@ def _describe(scoring: Scoring) -> str:
             + (f", {hidden} case{'s' if hidden != 1 else ''} hidden until grades are published" if hidden else ""))
 
 
-def _questions(args, scoring: Scoring) -> list:
+def _questions(args, scoring: Scoring, lang: str = "en") -> list:
     """PrairieLearn's questions: ``scoring``'s exercises, one question per set, each process limited to
-    PrairieLearn's memory unless ``--memory-mb`` says otherwise."""
-    return plans(args.only, args.sets, dataclasses.replace(scoring, memory_mb=args.memory_mb or MEMORY_MB))
+    PrairieLearn's memory unless ``--memory-mb`` says otherwise, speaking ``lang``."""
+    return plans(args.only, args.sets, dataclasses.replace(scoring, memory_mb=args.memory_mb or MEMORY_MB), lang=lang)
 
 
 def run(args) -> int:
     """Write the hand-out and/or the autograders as ``npseq exercises`` parsed them; return the exit code."""
     _check_options(args)
+    lang = language_of(args.lang)
     scoring = scoring_of(args) if args.gradescope is not None or args.prairielearn is not None else None
     seed = chosen_seed(args, make_secret=True) if args.out is not None else 0
     try:
-        questions = _questions(args, scoring) if args.prairielearn is not None else []
+        questions = _questions(args, scoring, lang) if args.prairielearn is not None else []
         course = course_files(questions) if questions else {}
         # refused before the hand-out is written: a refusal writes nothing
         if args.gradescope:
@@ -253,10 +260,10 @@ def run(args) -> int:
             check_questions_target(args.prairielearn, course, args.force)
         if args.out is not None:
             files = handout_files(args.only, hints=args.hints or DEFAULT_HINTS, as_notebook=args.notebook,
-                                  seed=seed, sets=args.sets)
+                                  seed=seed, sets=args.sets, lang=lang)
             result = write_files(args.out, files, force=args.force)
         if args.gradescope:
-            write_bundle(args.gradescope, scoring, force=args.force)
+            write_bundle(args.gradescope, scoring, force=args.force, lang=lang)
         if questions:
             written = write_questions(args.prairielearn, course, force=args.force)
         if args.solutions is not None:

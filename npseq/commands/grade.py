@@ -23,8 +23,9 @@ from ..course.gradescope import Scoring, is_results_file, results, unloadable, w
 from ..course.report import POLICIES
 from ..course.sheet import NAMES, SET_NAMES, graded_names
 from ..course.submission import SubmissionError
+from ..language import _, language_of, speaking
 from .arguments import UsageError, new_file_path, positive, say
-from .course_options import chosen_seed, seed_or_student
+from .course_options import chosen_seed, language_option, seed_or_student
 
 FORMATS = ("text", "json", "gradescope")
 
@@ -60,6 +61,7 @@ def add_arguments(parser) -> None:
                         help="where --format gradescope writes (default: results.json; on Gradescope "
                              "/autograder/results/results.json)")
     seed_or_student(parser, "the cases graded")
+    language_option(parser, "the report (one file; a class's summary stays English)")
     parser.add_argument("--policy", choices=POLICIES, default="note",
                         help="a function that uses npseq's own backward (calls it, or is a renamed copy of it): "
                              "note: graded as it is, with a note (default); zero: it scores 0")
@@ -115,6 +117,12 @@ def run(args) -> int:
     if args.format == "gradescope" and os.path.lexists(args.results) and not is_results_file(args.results):
         raise UsageError(f"--results: {args.results} exists and is not a Gradescope results.json; refusing to "
                          "replace it (a learner's file?): remove it or choose another path")
+    with speaking(language_of(getattr(args, "lang", None))):
+        return _run_file(args, path)
+
+
+def _run_file(args, path: str) -> int:
+    """Grade one file, ``args`` as parsed, in the language spoken; return the exit code."""
     machine = args.format != "text"
     try:
         report = grade_file(path, only=args.only, sets=args.sets, timeout=args.timeout, memory_mb=args.memory_mb,
@@ -132,7 +140,7 @@ def run(args) -> int:
         scoring = _scoring(args) if args.only or args.sets else Scoring(only=tuple(report.names))
         if not _write_results(args.results, results(report, scoring)):
             return 2
-        say(f"wrote {args.results}")
+        say(_("wrote {path}").format(path=args.results))
     return 0 if report.ok else 1
 
 

@@ -29,12 +29,13 @@ import time
 import traceback
 from typing import Callable
 
+from ..language import _, speaking
 from .cases import student_seed
 from .gradescope import OUTPUT_CHARS, Scoring, render, write_results
 from .handout import NOTEBOOK_NAME, SKELETON_NAME
 from .search import search
 from .submission import one_line
-from .verdict import GRADER_FAILED, capped, judge, ungradable
+from .verdict import capped, grader_failed, judge, ungradable
 
 DEFAULT_ROOT = "/autograder"
 """Gradescope's folder: ``source`` (the unpacked zip), ``submission``, ``results``."""
@@ -64,19 +65,22 @@ def find_submission(folder: str) -> Found:
     are not looked at; a link is not followed; folders deeper than
     :data:`~npseq.course.search.MAX_DEPTH` levels are not searched.
     """
-    expected = f"expected one .py or .ipynb file, or one named {SKELETON_NAME} or {NOTEBOOK_NAME}"
+    expected = _("expected one .py or .ipynb file, or one named {skeleton} or {notebook}").format(
+        skeleton=SKELETON_NAME, notebook=NOTEBOOK_NAME)
     candidates = _candidates(folder) if os.path.isdir(folder) else []
     if len(candidates) == 1:
         return Found(os.path.join(folder, candidates[0]))
     if not candidates:
-        return Found(problem=f"the submission holds no .py or .ipynb file; {expected}")
+        return Found(problem=_("the submission holds no .py or .ipynb file; {expected}").format(expected=expected))
     named = [name for name in candidates if os.path.basename(name) in (SKELETON_NAME, NOTEBOOK_NAME)]
     if len(named) == 1:
         return Found(os.path.join(folder, named[0]))
     listed = candidates[:LISTED_CANDIDATES]
-    more = f" and {len(candidates) - len(listed)} more" if len(candidates) > len(listed) else ""
-    return Found(problem=f"the submission holds {len(candidates)} .py or .ipynb files ({', '.join(listed)}{more}); "
-                         f"{expected}")
+    files = ", ".join(listed)
+    if len(candidates) > len(listed):
+        files = _("{files} and {count} more").format(files=files, count=len(candidates) - len(listed))
+    return Found(problem=_("the submission holds {count} .py or .ipynb files ({files}); {expected}").format(
+        count=len(candidates), files=files, expected=expected))
 
 
 def submitters(root: str) -> str:
@@ -99,6 +103,12 @@ def _results_of(root: str, started: float) -> dict:
     except (OSError, ValueError) as exc:
         return _setup_failure(f"the autograder is set up wrongly (not your fault; tell your instructor): "
                               f"config.json: {exc}")
+    with speaking(scoring.lang):  # the instructor's choice (npseq exercises --gradescope ... --lang)
+        return _graded(root, scoring, started)
+
+
+def _graded(root: str, scoring: Scoring, started: float) -> dict:
+    """The ``results.json`` data of the submission under ``root``, graded as ``scoring`` says."""
     found = find_submission(os.path.join(root, "submission"))
     if not found.path:
         print(found.problem)
@@ -133,7 +143,7 @@ def grade_submission(root: str) -> dict:
         data = _results_of(root, time.monotonic())
     except Exception as exc:  # a bug outside the grading itself: still a results.json, and the traceback
         traceback.print_exc()
-        data = _setup_failure(f"{GRADER_FAILED}: {type(exc).__name__}: {one_line(exc)}")
+        data = _setup_failure(f"{grader_failed()}: {type(exc).__name__}: {one_line(exc)}")
     write_results(os.path.join(fresh_results_folder(root), "results.json"), data)
     return data
 

@@ -388,7 +388,7 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
                 progress: bool | None = None, policy: str = "note", seed: int = 0) -> ClassReport:
     """Grade every submission, each in a process tree of its own, at most ``jobs`` at a time.
 
-    Each one is ``python -m npseq.grade FILE --format json --timeout T --memory-mb M [--only NAME ...]``
+    Each one is ``python -m npseq.grade FILE --format json --timeout T --memory-mb M --lang en [--only NAME ...]``
     (:func:`npseq.course.grader.grade_file`), in a new session; its report is read from its
     standard output, the end of its standard error is kept. A grading past ``deadline`` is
     killed (its whole process group) and scores 0 as "time limit"; one that says the file
@@ -426,9 +426,10 @@ def grade_class(submissions, only=None, *, jobs: int | None = None, timeout: flo
     check_memory_room(memory_mb)  # every grading process inherits this process's limit
     if policy not in POLICIES:
         raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
+    # --lang en: the class report reads and groups the English texts, whatever the instructor's locale says.
     command = [sys.executable, "-m", "npseq.grade", "--format", "json", "--policy", policy, "--seed", str(int(seed)),
                "--timeout", repr(float(timeout)),
-               "--memory-mb", str(int(memory_mb))]
+               "--memory-mb", str(int(memory_mb)), "--lang", "en"]
     command += [word for name in exercises for word in ("--only", name)]
     grading = _Grading(command, exercises, deadline or timeout * (len(exercises) + 1) + DEADLINE_MARGIN_S,
                        _environment(), threading.Event())

@@ -19,6 +19,7 @@ import os
 import sys
 
 from .. import tutorials as tutorial_files
+from ..language import _
 from .sheet import EXERCISE_BY_NAME, EXERCISES, NAMES
 from .similarity import SIZE_FLOOR, Code, code_of, compare, hint_formulas, is_copy, too_short
 
@@ -65,18 +66,21 @@ class CopyCheck:
     def summary(self) -> str:
         """One line: ``92% of its code is in tutorial 03 ...`` or ``too short to compare (31 tokens of its own)``."""
         if self.too_short:
-            return f"too short to compare ({self.own} tokens of its own, under {SIZE_FLOOR})"
+            return _("too short to compare ({own} tokens of its own, under {floor})").format(own=self.own,
+                                                                                            floor=SIZE_FLOOR)
         if not self.source:
-            return "shares no code with any text it could be copied from"
-        return f"{self.score:.0%} of its code is in {self.source}"
+            return _("shares no code with any text it could be copied from")
+        return _("{score:.0%} of its code is in {source}").format(score=self.score, source=self.source)
 
     def side_by_side(self, indent: str = "      ", names: tuple = ("yours", "theirs")) -> list:
         """The shared stretches as two columns, the learner's on the left; ``names`` head the two columns."""
         out = []
         for shared in self.lines:
             left, right = shared.your_text.splitlines(), shared.their_text.splitlines()
-            yours = f"{names[0]}, {shared.your_place or 'line ' + _span(shared.yours)}"
-            out.append(f"{indent}{yours:<{SHOWN_WIDTH}} | {names[1]}, line {_span(shared.theirs)}")
+            place = shared.your_place or _("line {lines}").format(lines=_span(shared.yours))
+            yours = f"{names[0]}, {place}"
+            theirs = _("line {lines}").format(lines=_span(shared.theirs))
+            out.append(f"{indent}{yours:<{SHOWN_WIDTH}} | {names[1]}, {theirs}")
             for number in range(max(len(left), len(right))):
                 mine = left[number] if number < len(left) else ""
                 other = right[number] if number < len(right) else ""

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import traceback
 
+from ..language import _
 from .submission import Submission
 
 
@@ -103,12 +104,18 @@ def crash_context(exc: BaseException, submission: Submission, function: str, gra
     line = lines[own.lineno - 1] if 0 < own.lineno <= len(lines) else ""
     computing = _computing(_statement_at(tree, own.lineno), getattr(own, "colno", None), grads)
     where = f"({submission.name}, {submission.place(own.lineno)})"
-    what = f" {computing}" if computing else ""
+    code = f"`{_text(line, own)}`"
     if graded == len(frames) - 1:  # it raised in the graded function itself: the place is said already
-        return CrashContext(computing, f"; while computing{what}: `{_text(line, own)}` {where}") if computing \
-            else CrashContext.unknown()
+        return CrashContext(computing, "; " + _("while computing {what}: {code} {where}").format(
+            what=computing, code=code, where=where)) if computing else CrashContext.unknown()
     deepest, called = frames[-1], frames[graded + 1]
     raised = f"{deepest.name} ({submission.name}, {submission.place(deepest.lineno)})"
-    through = f" through {called.name}" if called is not deepest else ""
-    return CrashContext(computing, f"; raised in {raised}, called by {function} to compute{what or ' this'}: "
-                                   f"`{_text(line, own)}` {where}{through}")
+    fields = dict(raised=raised, function=function, what=computing, code=code, where=where, through=called.name)
+    if called is not deepest:
+        said = _("raised in {raised}, called by {function} to compute {what}: {code} {where} through {through}") \
+            if computing else _("raised in {raised}, called by {function} to compute this: {code} {where} through "
+                                "{through}")
+    else:
+        said = _("raised in {raised}, called by {function} to compute {what}: {code} {where}") if computing else \
+            _("raised in {raised}, called by {function} to compute this: {code} {where}")
+    return CrashContext(computing, "; " + said.format(**fields))

@@ -64,6 +64,7 @@ from ..gradcheck import (
     step_report,
     wrong_steps,
 )
+from ..language import _, current, speaking
 from ..samples import normal
 from . import watch
 from .cases import Case, seed_of
@@ -82,6 +83,7 @@ from .sandbox import (
     Message,
     check_memory_room,
     describe_end,
+    end_kind,
     others_cannot_read_python,
     python_unreadable,
     spawn,
@@ -137,10 +139,11 @@ def _as_grads(result, names: tuple):
     if len(names) == 1 and hasattr(result, "shape"):
         return (result,), ""
     if not isinstance(result, (tuple, list)):
-        return None, (f"returned {type(result).__name__}, expected a tuple of {len(names)} arrays "
-                      f"({', '.join(names)})")
+        return None, _("returned {type}, expected a tuple of {count} arrays ({names})").format(
+            type=type(result).__name__, count=len(names), names=", ".join(names))
     if len(result) != len(names):
-        return None, f"returned {len(result)} values, expected {len(names)} ({', '.join(names)})"
+        return None, _("returned {count} values, expected {expected} ({names})").format(
+            count=len(result), expected=len(names), names=", ".join(names))
     return tuple(result), ""
 
 
@@ -160,7 +163,7 @@ def describe_index(name: str, index, shape: tuple, gates: tuple = (), time_axis:
         where.append(f"t={index[time_axis]}")
     if gates and shape and shape[-1] % len(gates) == 0:
         hidden = shape[-1] // len(gates)
-        where.append(f"gate {gates[index[-1] // hidden]}, unit {index[-1] % hidden}")
+        where.append(_("gate {gate}, unit {unit}").format(gate=gates[index[-1] // hidden], unit=index[-1] % hidden))
     return f"{name}[{', '.join(map(str, index))}]" + (f": {', '.join(where)}" if where else "")
 
 
@@ -171,9 +174,9 @@ def _not_finite(name: str, values, shape: tuple, gates: tuple, time_axis: int | 
     if time_axis is not None:  # backpropagation through time computes the last step first
         bad = bad[xp.argsort(-bad[:, time_axis], kind="stable")]
     first = tuple(bad[0])
-    counts = [f"{int(xp.isnan(values).sum())} NaN", f"{int(xp.isinf(values).sum())} inf"]
-    return (f"not finite: {' and '.join(counts)}; {'NaN' if xp.isnan(values[first]) else 'inf'} at "
-            f"{describe_index(name, first, shape, gates, time_axis)}")
+    return _("not finite: {nan} NaN and {inf} inf; {which} at {where}").format(
+        nan=int(xp.isnan(values).sum()), inf=int(xp.isinf(values).sum()),
+        which="NaN" if xp.isnan(values[first]) else "inf", where=describe_index(name, first, shape, gates, time_axis))
 
 
 def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = (),
@@ -196,10 +199,11 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
         row = compare(name, given, numeric, DEFAULT_TOL)
     except (TypeError, ValueError) as exc:  # e.g. an array of strings or objects
         return TensorGrade(case, name, shape, float("inf"), float("inf"), False,
-                           f"not a float array: {one_line(exc)}", diagnosis=f"{name}: not a float array")
+                           _("not a float array: {reason}").format(reason=one_line(exc)),
+                           diagnosis=f"{name}: not a float array")
     if row.problem:
         return TensorGrade(case, name, shape, float("inf"), float("inf"), False, row.problem,
-                           diagnosis=f"{name}: wrong shape" if "shape" in row.problem else f"{name}: {row.problem}")
+                           diagnosis=f"{name}: wrong shape")
     if row.analytic.size == 0:
         return TensorGrade(case, name, shape, 0.0, 0.0, True)
     expected = backend.to_numpy(engine).astype(xp.float64)
@@ -212,13 +216,13 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
         problem = _not_finite(name, row.analytic, shape, gates, time_axis)
     elif not row.ok:
         yours, theirs = distinct_numbers(row.analytic_value, row.numeric_value)
-        problem = (f"worst at {describe_index(name, row.worst_index, shape, gates, time_axis)}; "
-                   f"yours {yours}, finite differences {theirs}")
+        problem = _("worst at {where}; yours {yours}, finite differences {theirs}").format(
+            where=describe_index(name, row.worst_index, shape, gates, time_axis), yours=yours, theirs=theirs)
     elif not ok:
         worst = tuple(int(i) for i in xp.unravel_index(int(xp.argmax(xp.abs(row.analytic - expected))), shape))
         yours, theirs = distinct_numbers(float(row.analytic[worst]), float(expected[worst]))
-        problem = (f"differs from npseq at {describe_index(name, worst, shape, gates, time_axis)}; "
-                   f"yours {yours}, npseq {theirs}")
+        problem = _("differs from npseq at {where}; yours {yours}, npseq {theirs}").format(
+            where=describe_index(name, worst, shape, gates, time_axis), yours=yours, theirs=theirs)
     pattern = recognised(name, row.analytic, expected, gates, time_axis, heads, head_axis, terms) \
         if finite and not ok else None
     walked = not ok and pattern is None and time_axis is not None
@@ -230,25 +234,31 @@ def grade_tensor(case: str, name: str, given, numeric, engine, gates: tuple = ()
         wrong = wrong_heads(row.analytic, expected, heads, head_axis)
         if 0 < len(wrong) < heads:
             which = f"head{'s' if len(wrong) > 1 else ''} {', '.join(map(str, wrong))}"
-            diagnosis = f"{name}: {which}"
-            problem += (f"; wrong in {which} of 0..{heads - 1} (each head's block: "
-                        f"{shape[head_axis] // heads} of the {shape[head_axis]} along axis {head_axis})")
+            diagnosis = f"{name}: {which}"  # class-wide words: English, as every diagnosis
+            said = _("wrong in heads {heads} of 0..{last} (each head's block: {width} of the {size} along axis "
+                     "{axis})") if len(wrong) > 1 else _("wrong in head {heads} of 0..{last} (each head's block: "
+                                                         "{width} of the {size} along axis {axis})")
+            problem += "; " + said.format(heads=", ".join(map(str, wrong)), last=heads - 1,
+                                          width=shape[head_axis] // heads, size=shape[head_axis], axis=head_axis)
     elif not ok and finite and owners and row.analytic.ndim:
         wrong = wrong_rows(row.analytic, expected, tuple(index for _, index in owners))
         if wrong:
             named = " and ".join(words for words, index in owners if index in wrong)
             diagnosis = f"{name}: {named}"
-            problem += f"; wrong in the row{'s' if len(wrong) > 1 else ''} of {named}"
+            said = _("wrong in the rows of {parts}") if len(wrong) > 1 else _("wrong in the row of {parts}")
+            problem += "; " + said.format(parts=named)
     elif walked and not recurrent and finite:
         wrong = wrong_steps(row.analytic, expected, time_axis, DEFAULT_TOL)
         if 0 < len(wrong) < shape[time_axis]:
             at = ", ".join(map(str, wrong))
             diagnosis = f"{name}: wrong at t={at}"
-            problem += f"; wrong at t={at} of 0..{shape[time_axis] - 1}, each step computed on its own here"
+            problem += "; " + _("wrong at t={steps} of 0..{last}, each step computed on its own here").format(
+                steps=at, last=shape[time_axis] - 1)
     given_dtype = getattr(given, "dtype", None)
     if not ok and finite and given_dtype is not None and given_dtype != numeric.dtype:
         # The precision is the mistake to fix first: the elements it spoils depend on rounding luck.
-        problem += f"; yours is {given_dtype}, the case's arrays are {numeric.dtype}"
+        problem += "; " + _("yours is {yours}, the case's arrays are {theirs}").format(yours=given_dtype,
+                                                                                      theirs=numeric.dtype)
         diagnosis = f"{name}: {given_dtype}, not {numeric.dtype}"
     return TensorGrade(case, name, shape, row.max_rel_error, diff, ok, problem, step, diagnosis)
 
@@ -321,7 +331,7 @@ def capped(text, limit: int = MAX_MESSAGE_CHARS) -> str:
     line = one_line(text)
     if len(line) <= limit:
         return line
-    return f"{line[:limit]} [... {len(line) - limit} more characters cut]"
+    return f"{line[:limit]} " + _("[... {count} more characters cut]").format(count=len(line) - limit)
 
 
 # ------------------------------------------------ in the child: run, answer with arrays
@@ -336,9 +346,10 @@ def _load_in_child(submission: Submission, channel: Channel):
         return None
 
 
-def _serve_listing(submission: Submission, channel: Channel) -> None:
-    """In a child: import the file and say which exercise names it defines."""
-    module = _load_in_child(submission.moved_to(os.getcwd()), channel)
+def _serve_listing(submission: Submission, language: str, channel: Channel) -> None:
+    """In a child: import the file and say which exercise names it defines (what it says, in ``language``)."""
+    with speaking(language):
+        module = _load_in_child(submission.moved_to(os.getcwd()), channel)
     if module is not None:
         channel.send(Message({"kind": "loaded", "defined": [name for name in NAMES if hasattr(module, name)]}))
 
@@ -359,62 +370,66 @@ def _returned(result, names: tuple) -> Message:
             items.append({"not_array": capped(f"{type_name(value)}: {exception_text(exc)}")})
             continue
         if array.dtype.kind not in "biuf":
-            items.append({"not_array": f"an array of dtype {array.dtype} ({type(value).__name__})"})
+            items.append({"not_array": _("an array of dtype {dtype} ({type})").format(dtype=array.dtype,
+                                                                                      type=type(value).__name__)})
         elif array.nbytes > 8 * 2 ** 20:
-            items.append({"not_array": f"an array of {array.nbytes} bytes, more than any gradient here"})
+            items.append({"not_array": _("an array of {count} bytes, more than any gradient here").format(
+                count=array.nbytes)})
         else:
             items.append({"array": len(arrays), "dtype": array.dtype.name})
             arrays.append(array.astype(backend.numpy.float64))
     return Message({"kind": "returned", "items": items}, tuple(arrays))
 
 
-def _serve_exercise(submission: Submission, name: str, which: str, channel: Channel) -> None:
+def _serve_exercise(submission: Submission, name: str, which: str, language: str, channel: Channel) -> None:
     """In a child: import the file, then run the learner's ``name`` on each case the grader asks for.
 
     Each request names a case and carries the upstream gradients; the child runs npseq's
     forward on the case's seeded inputs, hands the cache to the learner's function and sends
     back what it returned (:func:`_returned`), what it raised, or that it called ``sys.exit``.
     The watch sends its records on the same channel as it sees them, from the import on.
+    What it says (a message, where a crash was) is in ``language``.
     """
-    submission = submission.moved_to(os.getcwd())  # the child's scratch folder: where its frames say it is
-    call, returned = _call, _returned  # the grader's own, before the learner's file can replace the module's names
-    module = _load_in_child(submission, channel)
-    if module is None:
-        return
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        channel.send(Message({"kind": "not callable", "type": type(fn).__name__}))
-        return
-    exercise = EXERCISE_BY_NAME[name]
-    cases = _cases(exercise, which)
-    channel.send(Message({"kind": "ready"}))
-    while True:
-        request = channel.receive()
-        if request.header.get("kind") != "call":
+    with speaking(language):  # in this very frame: the watch knows it as the child's start
+        submission = submission.moved_to(os.getcwd())  # the child's scratch folder: where its frames say it is
+        call, returned = _call, _returned  # the grader's own, before the learner's file can replace the module's
+        module = _load_in_child(submission, channel)
+        if module is None:
             return
-        case = cases[int(request.header["case"])]
-        try:
-            variant = int(request.header.get("variant", 0))
-            answer = returned(call(fn, case, request.arrays, variant), exercise.grads)
-        except NotImplementedError as exc:
-            answer = Message({"kind": "raised", "problem": "not implemented",
-                              "message": capped(describe(exc, submission))})
-        except SystemExit as exc:
-            answer = Message({"kind": "exit", "message": capped(f"sys.exit: {name} called sys.exit({_code_of(exc)})"
-                                                                 f"{learner_line(exc, submission)}")})
-        except BaseException as exc:  # MemoryError, KeyboardInterrupt and the like: the case's error, not the child's
-            if isinstance(exc, GeneratorExit):
-                raise
-            unreadable = python_unreadable(exc)
-            context = CrashContext.unknown() if unreadable else _context_of(exc, submission, name, exercise.grads)
-            module = getattr(exc, "name", None) if unreadable else None
-            answer = Message({"kind": "raised", "problem": "grader" if unreadable else "error",
-                              "module": module if isinstance(module, str) else "",
-                              "computing": capped(context.computing, 80),
-                              "message": capped(describe(exc, submission) + (unreadable or context.sentence))})
-        channel.send(answer)
-        if answer.header["kind"] == "exit":
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            channel.send(Message({"kind": "not callable", "type": type(fn).__name__}))
             return
+        exercise = EXERCISE_BY_NAME[name]
+        cases = _cases(exercise, which)
+        channel.send(Message({"kind": "ready"}))
+        while True:
+            request = channel.receive()
+            if request.header.get("kind") != "call":
+                return
+            case = cases[int(request.header["case"])]
+            try:
+                variant = int(request.header.get("variant", 0))
+                answer = returned(call(fn, case, request.arrays, variant), exercise.grads)
+            except NotImplementedError as exc:
+                answer = Message({"kind": "raised", "problem": "not implemented",
+                                  "message": capped(describe(exc, submission))})
+            except SystemExit as exc:
+                said = _("sys.exit: {name} called sys.exit({code})").format(name=name, code=_code_of(exc))
+                answer = Message({"kind": "exit", "message": capped(said + learner_line(exc, submission))})
+            except BaseException as exc:  # MemoryError, KeyboardInterrupt and the like: the case's, not the child's
+                if isinstance(exc, GeneratorExit):
+                    raise
+                unreadable = python_unreadable(exc)
+                context = CrashContext.unknown() if unreadable else _context_of(exc, submission, name, exercise.grads)
+                module = getattr(exc, "name", None) if unreadable else None
+                answer = Message({"kind": "raised", "problem": "grader" if unreadable else "error",
+                                  "module": module if isinstance(module, str) else "",
+                                  "computing": capped(context.computing, 80),
+                                  "message": capped(describe(exc, submission) + (unreadable or context.sentence))})
+            channel.send(answer)
+            if answer.header["kind"] == "exit":
+                return
 
 
 def _code_of(exc: SystemExit) -> str:
@@ -423,7 +438,7 @@ def _code_of(exc: SystemExit) -> str:
         text = repr(exc.code)
         return capped(text, 80) if isinstance(text, str) else type_name(exc.code)
     except BaseException:
-        return f"a {type_name(exc.code)}"
+        return _("a {type}").format(type=type_name(exc.code))
 
 
 def _context_of(exc: BaseException, submission: Submission, name: str, grads: tuple) -> CrashContext:
@@ -437,7 +452,12 @@ def _context_of(exc: BaseException, submission: Submission, name: str, grads: tu
 
 # ---------------------------------------------- in the grader: ask, and decide everything
 class _ChildFailed(Exception):
-    """The child stopped answering: a time limit, a crash, an exit, or something that is not an answer."""
+    """The child stopped answering: a time limit, a crash, an exit, or something that is not an answer; ``kind`` says
+    which of :data:`~npseq.course.report.FAILURES` (the message may be in another language)."""
+
+    def __init__(self, message: str, kind: str = "crashed"):
+        super().__init__(message)
+        self.kind = kind
 
 
 def _ask(child: Child, deadline: float, what: str, header: dict, arrays=(), records: dict | None = None) -> Message:
@@ -455,30 +475,30 @@ def _ask(child: Child, deadline: float, what: str, header: dict, arrays=(), reco
             if len(seen) < watch.MAX_RECORDS:
                 seen.add(capped(reply.header.get("what", "?"), 200))
     except Deadline:
-        raise _ChildFailed(f"time limit: {what} did not finish within {child.limits.timeout:g} s "
-                           "(an endless loop?)") from None
+        raise _ChildFailed(_("time limit: {what} did not finish within {seconds:g} s (an endless loop?)").format(
+            what=what, seconds=child.limits.timeout), "time limit") from None
     except (EOFError, BrokenPipeError, OSError):
         status = child.exit_status(wait=5.0)
         if status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == watch.WATCH_EXIT:
-            raise _ChildFailed(f"crashed: the process running {what} replaced its channel to the grader while "
-                               "npseq's code ran (the watch ended it)") from None
-        raise _ChildFailed(describe_end(status, what)) from None
+            raise _ChildFailed(_("crashed: the process running {what} replaced its channel to the grader while "
+                                 "npseq's code ran (the watch ended it)").format(what=what)) from None
+        raise _ChildFailed(describe_end(status, what), end_kind(status)) from None
     except ChannelError as exc:
-        raise _ChildFailed(f"crashed: the process running {what} sent something that is not an answer ({exc})") \
-            from None
+        raise _ChildFailed(_("crashed: the process running {what} sent something that is not an answer ({reason})")
+                           .format(what=what, reason=exc)) from None
 
 
 def _given(reply: Message, index: int):
     """The learner's gradient number ``index`` as the grader sees it: an array, ``None``, or a word why not."""
     item = reply.header["items"][index]
     if not isinstance(item, dict):
-        return "an answer the grader cannot read"
+        return _("an answer the grader cannot read")
     if item.get("none"):
         return None
     position = item.get("array")
     if isinstance(position, int) and 0 <= position < len(reply.arrays):
         return _as_sent(reply.arrays[position], item.get("dtype"))
-    return str(item.get("not_array", "an answer the grader cannot read"))[:MAX_MESSAGE_CHARS]
+    return str(item.get("not_array", _("an answer the grader cannot read")))[:MAX_MESSAGE_CHARS]
 
 
 def _as_sent(array, dtype_name):
@@ -520,7 +540,7 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
     reply = ask({"kind": "call", "case": index, "variant": variant}, douts)
     kind = reply.header.get("kind")
     if kind == "exit":
-        raise _ChildFailed(capped(reply.header.get("message", "sys.exit")))
+        raise _ChildFailed(capped(reply.header.get("message", "sys.exit")), "sys.exit")
     if kind == "raised":
         problem = reply.header.get("problem")
         # "grader" is the child's word that it could not read Python: taken only where the grader sees it is so, and
@@ -534,7 +554,7 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
         return
     grads = _learner_grads(reply, exercise.grads) if kind == "returned" else None
     if grads is None:
-        grade.problems.append(CaseProblem(case.label, "error", capped(reply.header.get("message", "no answer"))))
+        grade.problems.append(CaseProblem(case.label, "error", capped(reply.header.get("message", _("no answer")))))
         return
     numeric = _numerical_grads(case, douts, variant)
     targets = case.wrt
@@ -548,7 +568,8 @@ def _grade_case(grade: FunctionGrade, exercise: Exercise, case: Case, index: int
         gates = exercise.gates if name in exercise.gated else ()
         if isinstance(given, str):
             row = TensorGrade(case.label, name, tuple(numeric[input_name].shape), float("inf"), float("inf"), False,
-                              f"not a float array: {given}", diagnosis=f"{name}: not a float array")
+                              _("not a float array: {reason}").format(reason=given),
+                              diagnosis=f"{name}: not a float array")
         else:
             row = grade_tensor(case.label, name, given, numeric[input_name], expected, gates, time_axes.get(name),
                                name in exercise.recurrent, case.heads, dict(exercise.headed).get(name),
@@ -610,8 +631,8 @@ def _entered_in(row: TensorGrade, at_fault: list, given, expected, time_axis: in
         return False
     named = " and ".join(part.words for part in at_fault)
     fed_by = [part.fed_by for part in at_fault if part.fed_by]
-    row.problem += f"; the mistake enters in {named}" + (f" (or in what {' and '.join(fed_by)} hands down to it)"
-                                                         if fed_by else "")
+    row.problem += "; " + (_("the mistake enters in {parts} (or in what {feeders} hands down to it)") if fed_by else
+                           _("the mistake enters in {parts}")).format(parts=named, feeders=" and ".join(fed_by))
     walks = {part.walks_up for part in at_fault}
     if len(walks) > 1:
         row.first_wrong_step = None
@@ -635,7 +656,7 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
     cases = _cases(exercise, which)
     grade = FunctionGrade(exercise.name, exercise.signature, attempted=True, total=len(cases) * len(exercise.grads),
                           cases=tuple(case.label for case in cases), chained=exercise.chained)
-    child = spawn(functools.partial(_serve_exercise, submission, exercise.name, which), limits,
+    child = spawn(functools.partial(_serve_exercise, submission, exercise.name, which, current()), limits,
                   submission.scratch_files(), hidden=submission.folders() + limits.private)
     waited = [0.0]  # the child's time: what the grader spends between its answers (finite differences) is not
     records = {}  # what the watch saw, from the import on: all of it belongs to this function
@@ -651,28 +672,33 @@ def _grade_in_child(exercise: Exercise, submission: Submission, limits: Limits, 
         hello = ask({})
         kind = hello.header.get("kind")
         if kind == "unloadable":  # it imported once and not now: it changes from one import to the next
-            grade.failure = f"crashed: {capped(hello.header.get('message', ''))}"
+            grade.failure_kind = "crashed"
+            grade.failure = _("crashed: {message}").format(message=capped(hello.header.get("message", "")))
         elif kind == "not callable":
-            grade.problems.append(CaseProblem("all cases", "error", f"{exercise.name} is not a function (it is of "
-                                                                    f"type {capped(hello.header.get('type'), 80)})"))
+            grade.problems.append(CaseProblem("all cases", "error", _("{name} is not a function (it is of type {type})")
+                                              .format(name=exercise.name, type=capped(hello.header.get("type"), 80))))
         elif kind != "ready":
-            grade.failure = "crashed: the child's first answer was not that it was ready"
+            grade.failure_kind = "crashed"
+            grade.failure = _("crashed: the child's first answer was not that it was ready")
         else:
             for index, (case, variant) in enumerate(zip(cases, variants)):
                 _grade_case(grade, exercise, case, index, variant, ask)
     except _ChildFailed as exc:
-        grade.failure = str(exc)
+        grade.failure, grade.failure_kind = str(exc), exc.kind
     finally:
         printed = child.printed()
         child.close()
     if printed:
-        print(f"--- what {exercise.name} printed while graded ---\n{printed}", end="" if printed.endswith("\n") else
+        print("--- " + _("what {name} printed while graded").format(name=exercise.name) + f" ---\n{printed}",
+              end="" if printed.endswith("\n") else
               "\n", file=sys.stderr if quiet else sys.stdout, flush=True)
     grade.npseq_calls = tuple(sorted(records.get("watched", ())))
     grade.evasions = tuple(sorted(records.get("evaded", ())))
-    notes = [f"honesty: its code called npseq's own {', '.join(grade.npseq_calls)}"] if grade.npseq_calls else []
+    notes = [_("honesty: its code called npseq's own {names}").format(names=", ".join(grade.npseq_calls))] \
+        if grade.npseq_calls else []
     if grade.evasions:
-        notes.append(f"honesty: its code reached around the grader's watch: {', '.join(grade.evasions)}")
+        notes.append(_("honesty: its code reached around the grader's watch: {what}").format(
+            what=", ".join(grade.evasions)))
     grade.note = "; ".join(notes)
     return grade
 
@@ -683,12 +709,12 @@ def _defined_names(submission: Submission, limits: Limits) -> list:
     Raises:
         SubmissionError: the file does not import (one line, as the child reported it or as it ended).
     """
-    child = spawn(functools.partial(_serve_listing, submission), limits, submission.scratch_files(),
+    child = spawn(functools.partial(_serve_listing, submission, current()), limits, submission.scratch_files(),
                   hidden=submission.folders() + limits.private)
     try:
-        reply = _ask(child, time.monotonic() + limits.timeout, "importing the file", {})
+        reply = _ask(child, time.monotonic() + limits.timeout, _("importing the file"), {})
     except _ChildFailed as exc:
-        raise SubmissionError(f"cannot import {submission.name}: {exc}") from None
+        raise SubmissionError(_("cannot import {name}: {reason}").format(name=submission.name, reason=exc)) from None
     finally:
         printed = child.printed()
         child.close()
@@ -698,7 +724,8 @@ def _defined_names(submission: Submission, limits: Limits) -> list:
         raise SubmissionError(capped(reply.header.get("message", ""), 4 * MAX_MESSAGE_CHARS))
     defined = reply.header.get("defined")
     if reply.header.get("kind") != "loaded" or not isinstance(defined, list):
-        raise SubmissionError(f"cannot import {submission.name}: the child's answer was not a list of names")
+        raise SubmissionError(_("cannot import {name}: the child's answer was not a list of names").format(
+            name=submission.name))
     return [name for name in NAMES if name in defined]
 
 
@@ -711,6 +738,7 @@ def _load_what_children_use(exercises: list) -> None:
         case = exercise.cases[0]
         case.forward(**case.make_inputs())
     Channel.round_trip(Message({"kind": "ready"}, (backend.numpy.zeros(2),)))
+    _("ok")  # the catalogs of the language spoken, read now: a child may not be allowed to read them
     watch.prepare()  # what the watch looks for, once for all the children
 
 
@@ -801,23 +829,25 @@ def _suspect_helpers(functions: list, submission: Submission, limits: Limits, qu
         for name in helpers:
             helper = EXERCISE_BY_NAME[name]
             if not helper.caller_cases:
-                notes.append(f"it calls your {name}, correct on its own cases; on the numbers {function.name} hands "
-                             "it, it may still be at fault: check it there too")
+                notes.append(_("it calls your {helper}, correct on its own cases; on the numbers {caller} hands it, it "
+                               "may still be at fault: check it there too").format(helper=name, caller=function.name))
                 continue
             if name not in on_callers_shapes:
                 on_callers_shapes[name] = _grade_in_child(helper, submission, limits, quiet,
                                                           (seed,) * len(helper.caller_cases), "callers")
             there = on_callers_shapes[name]
             if there.status == "correct":
-                notes.append(f"your {name} is right on the shapes {function.name} hands it too: the mistake is here")
+                notes.append(_("your {helper} is right on the shapes {caller} hands it too: the mistake is here")
+                             .format(helper=name, caller=function.name))
                 continue
             shapes = ", ".join(there.cases)
             wrong = "; ".join(there.diagnoses())
-            notes.append(f"your {name}, correct on its own cases, is wrong on the shapes {function.name} hands it "
-                         f"({shapes}: {wrong}): fix it there first")
-            correct[name].note = "; ".join(filter(None, [correct[name].note, (
-                f"wrong on the shapes {function.name} hands it ({shapes}: {wrong}), which its own cases do not "
-                "have (not scored here)")]))
+            notes.append(_("your {helper}, correct on its own cases, is wrong on the shapes {caller} hands it "
+                           "({shapes}: {wrong}): fix it there first").format(helper=name, caller=function.name,
+                                                                            shapes=shapes, wrong=wrong))
+            correct[name].note = "; ".join(filter(None, [correct[name].note, _(
+                "wrong on the shapes {caller} hands it ({shapes}: {wrong}), which its own cases do not have (not "
+                "scored here)").format(caller=function.name, shapes=shapes, wrong=wrong)]))
         function.note = "; ".join(filter(None, [function.note] + notes))
 
 
@@ -828,13 +858,15 @@ def _judged(grade: FunctionGrade, exercise: Exercise, submission: Submission, po
     grade.likeness = closest_copy(submission.text, exercise.name, submission.place if submission.where else None)
     if grade.likeness is not None and grade.likeness.copied:
         grade.copied = grade.likeness.source
-        grade.note = "; ".join(filter(None, [grade.note, f"honesty: {grade.likeness.summary()}"]))
+        grade.note = "; ".join(filter(None, [grade.note, _("honesty: {summary}").format(
+            summary=grade.likeness.summary())]))
     if policy == "zero" and (grade.copied or grade.npseq_calls or grade.evasions):
-        grade.penalty = "honesty, policy zero: npseq's own code"
+        grade.penalty = _("honesty, policy zero: npseq's own code")
     return grade
 
 
 def _listed(lines, most: int = MAX_LISTED) -> list:
     """At most ``most`` of ``lines``, each capped, and a last line saying how many more there were."""
     lines = [capped(line) for line in lines]
-    return lines if len(lines) <= most else lines[:most] + [f"... and {len(lines) - most} more (cut)"]
+    return lines if len(lines) <= most else lines[:most] + [_("... and {count} more (cut)").format(
+        count=len(lines) - most)]

@@ -21,6 +21,7 @@ file is longer than Gradescope shows: each string is capped, with a note where i
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -28,6 +29,7 @@ import re
 import zipfile
 
 from .. import __version__
+from ..language import _
 from .files import write_atomically
 from .report import GradeReport
 from .scoring import Scoring
@@ -92,21 +94,25 @@ def _summary(verdict: Verdict) -> str:
     shown = verdict.visible
     lines = []
     if verdict.reason:
-        lines += ["**This file cannot be graded:**", "", _code_block(verdict.reason, OUTPUT_CHARS // 2), ""]
+        lines += ["**" + _("This file cannot be graded:") + "**", "", _code_block(verdict.reason, OUTPUT_CHARS // 2),
+                  ""]
     score, worth = sum(s.score for s in shown), sum(s.max_score for s in shown)
     if len(shown) == len(verdict.cases):
-        lines.append(f"**Score: {number_text(score)} of {number_text(verdict.total)} points.**")
+        lines.append("**" + _("Score: {score} of {total} points.").format(score=number_text(score),
+                                                                          total=number_text(verdict.total)) + "**")
     else:
         held = len(verdict.cases) - len(shown)
-        lines.append(f"**Score on the visible cases: {number_text(score)} of {number_text(worth)} points.** "
-                     f"{held} more case{'s' if held != 1 else ''}, worth {number_text(verdict.total - worth)} "
-                     f"points, {'are' if held != 1 else 'is'} shown when grades are published.")
+        more = _("{count} more cases, worth {worth} points, are shown when grades are published.") if held != 1 else \
+            _("{count} more case, worth {worth} points, is shown when grades are published.")
+        lines.append("**" + _("Score on the visible cases: {score} of {worth} points.").format(
+            score=number_text(score), worth=number_text(worth)) + "** "
+            + more.format(count=held, worth=number_text(verdict.total - worth)))
     if verdict.notes:
-        lines += ["", "Skipped while reading the notebook (not Python):", "",
+        lines += ["", _("Skipped while reading the notebook (not Python):"), "",
                   _code_block("\n".join(verdict.notes), OUTPUT_CHARS // 2)]
     if verdict.missing:
-        lines += ["", f"Not attempted (0 points, not defined in the file): "
-                      f"{', '.join(f'`{name}`' for name in verdict.missing)}"]
+        lines += ["", _("Not attempted (0 points, not defined in the file): {names}").format(
+            names=", ".join(f"`{name}`" for name in verdict.missing))]
     return capped("\n".join(lines), OUTPUT_CHARS)
 
 
@@ -292,8 +298,11 @@ def check_bundle_target(zip_path: str, force: bool = False) -> None:
                           "wrote; add --force to replace it")
 
 
-def write_bundle(zip_path: str, scoring: Scoring, force: bool = False) -> str:
+def write_bundle(zip_path: str, scoring: Scoring, force: bool = False, lang: str = "en") -> str:
     """Write the Gradescope autograder zip to ``zip_path`` (its folder made if missing); its path.
+
+    ``lang`` is the language the students' results speak (:data:`~npseq.language.LANGUAGES`): the
+    instructor's choice, carried in ``config.json`` (:attr:`Scoring.lang`).
 
     At the zip's root: ``setup.sh``, ``run_autograder``, ``config.json`` (``scoring``),
     npseq's wheel (:func:`~npseq.course.wheels.build_wheel`) and ``README.txt`` for the instructor. A file
@@ -305,7 +314,7 @@ def write_bundle(zip_path: str, scoring: Scoring, force: bool = False) -> str:
             cannot be written.
     """
     check_bundle_target(zip_path, force)
-    data = zip_bytes(bundle_entries(scoring))
+    data = zip_bytes(bundle_entries(dataclasses.replace(scoring, lang=lang) if lang != "en" else scoring))
     try:
         write_atomically(zip_path, data)
     except OSError as exc:

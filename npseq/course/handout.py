@@ -18,13 +18,16 @@ import ast
 import dataclasses
 import inspect
 import os
+import textwrap
+import unicodedata
 
 from .._files import holds_text
+from ..language import _, current, speaking
 from .exercise import Exercise, solution_source
 from .files import write_atomically
 from .grader import DEFAULT_TIMEOUT
-from .hints import DEFAULT_HINTS, at_level, check_level
-from .mistakes import mistakes_of
+from .hints import DEFAULT_HINTS, SECTION_OF_LEVEL, at_level, check_level
+from .mistakes import MISTAKES, mistakes_of
 from .notebook import NotebookExercise, handout_notebook, notebook_text
 from .sheet import (
     DEFAULT_SETS,
@@ -76,6 +79,87 @@ The gradient of an array always has that array's shape.
 """
 
 NUMPY_IMPORT = "import numpy as np  # noqa: F401 (you will need it)\n"
+
+_DOCSTRING_HEADERS = ("Args:", "Returns:", *SECTION_OF_LEVEL.values())
+"""The header lines of an exercise's docstring: they stay as they are (the hint levels are found by them), and each
+starts a new unit of translation."""
+
+
+def _numpy_import() -> str:
+    return "import numpy as np  # noqa: F401 " + _("(you will need it)") + "\n"
+
+
+def docstring_units(docstring: str) -> list:
+    """The units of translation of an exercise's docstring (as :func:`inspect.getdoc` gives it): its paragraphs
+    (blank-line separated) and the bodies of its sections, split at ``Args:``, ``Returns:``, ``Structure:`` and
+    ``Hints:``, each dedented."""
+    return [unit for kind, unit, _indent in _docstring_pieces(docstring.splitlines()) if kind == "unit"]
+
+
+def _docstring_pieces(lines: list) -> list:
+    """``lines`` (dedented) as ``("unit", text, indent)`` (a unit dedented, and the indentation it had) and
+    ``("keep", line, "")`` pieces, in order."""
+    pieces, block = [], []
+    for line in lines + [None]:
+        if line is None or not line.strip() or line.strip() in _DOCSTRING_HEADERS and not line.startswith(" "):
+            if block:
+                indent = min(len(line) - len(line.lstrip(" ")) for line in block)
+                pieces.append(("unit", "\n".join(line[indent:] for line in block), " " * indent))
+                block = []
+            if line is not None:
+                pieces.append(("keep", line, ""))
+        else:
+            block.append(line)
+    return pieces
+
+
+def translate_docstring(docstring: str) -> str:
+    """``docstring`` (dedented, as :func:`inspect.getdoc` gives it) in the current language, unit by unit
+    (:func:`docstring_units`); the headers and the blank lines stay as they are."""
+    if current() == "en":
+        return docstring
+    return "\n".join(textwrap.indent(_(text), indent) if kind == "unit" else text
+                     for kind, text, indent in _docstring_pieces(docstring.splitlines()))
+
+
+def _translated_source(source: str, indent: str = "    ") -> str:
+    """A function's ``source`` with its docstring in the current language (:func:`translate_docstring`)."""
+    if current() == "en":
+        return source
+    node = ast.parse(source).body[0].body[0]
+    lines = source.splitlines(keepends=True)
+    first, last = node.lineno - 1, node.end_lineno - 1
+    opening = lines[first].index('"""') + 3
+    closing = lines[last]
+    if lines[last].strip() != '"""':
+        raise ValueError(f"expected the docstring's closing quotes on a line of their own, got {closing!r}")
+    inner = [lines[first][opening:].rstrip("\n")] + [line.rstrip("\n")[len(indent):] if line.strip() else ""
+                                                     for line in lines[first + 1:last]]
+    translated = translate_docstring("\n".join(inner)).split("\n")
+    body = [lines[first][:opening] + translated[0] + "\n"] + [f"{indent}{line}\n" if line else "\n"
+                                                             for line in translated[1:]]
+    return "".join(lines[:first] + body + lines[last:])
+
+
+def _width(text: str) -> int:
+    """The columns ``text`` takes in a terminal: a CJK character two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def texts_to_translate() -> list:
+    """The hand-out's texts that are data rather than ``_("...")`` calls, for the catalogs
+    (``python tools/catalogs.py course``): the intro's paragraphs, the numbers in words, the exercises' titles,
+    summaries, what each practises, their placeholders and their docstrings' units (:func:`docstring_units`), the
+    mistakes' titles and lessons, and the README's hint sentences."""
+    texts = INTRO.rstrip("\n").split("\n\n") + list(_COUNTS[1:])
+    for exercise in EXERCISES:
+        texts += [exercise.title, exercise.summary, exercise.practises]
+        texts += [exercise.placeholder] if exercise.placeholder else []
+        texts += docstring_units(exercise.docstring)
+    for mistake in MISTAKES:
+        texts += [mistake.title, mistake.lesson]
+    texts += list(_HINTS_SENTENCE.values())
+    return list(dict.fromkeys(text for text in texts if text.strip()))
 
 
 class HandoutError(Exception):
@@ -141,9 +225,10 @@ def skeleton_source(exercise: Exercise, hints: str = DEFAULT_HINTS) -> str:
     (:data:`~npseq.course.hints.HINT_LEVELS`), the body ``raise NotImplementedError``."""
     source = solution_source(exercise.solution)
     docstring_end = ast.parse(source).body[0].body[0].end_lineno
-    head = at_level("".join(source.splitlines(keepends=True)[:docstring_end]), hints)
-    default = f'raise NotImplementedError("{exercise.name}: the equations are in the docstring")'
-    placeholder = exercise.placeholder or default
+    head = _translated_source(at_level("".join(source.splitlines(keepends=True)[:docstring_end]), hints))
+    default = 'raise NotImplementedError("' + _("{name}: the equations are in the docstring").format(
+        name=exercise.name) + '")'
+    placeholder = _(exercise.placeholder) if exercise.placeholder else default
     return head + "".join(f"    {line}\n" for line in placeholder.splitlines())
 
 
@@ -151,32 +236,38 @@ def _uses(exercise: Exercise, exercises: list) -> str:
     """`` (uses exercises 3 and 5)``: the numbers of the hand-out's exercises its solution builds on, or ``""``."""
     numbers = {other.name: other.number for other in exercises}
     uses = [str(number) for number in sorted(numbers[name] for name in exercise.builds_on if name in numbers)]
-    listed = " and ".join(uses) if len(uses) < 3 else ", ".join(uses[:-1]) + " and " + uses[-1]
-    return f" (uses exercise{'s' if len(uses) > 1 else ''} {listed})" if uses else ""
+    if not uses:
+        return ""
+    if len(uses) == 1:
+        return _(" (uses exercise {number})").format(number=uses[0])
+    listed = _("{numbers} and {last}").format(numbers=_(", ").join(uses[:-1]), last=uses[-1])
+    return _(" (uses exercises {numbers})").format(numbers=listed)
 
 
 def _summary_list(exercises: list) -> str:
     width = max(len(exercise.name) for exercise in exercises) + 8
-    return "\n".join(f"{f'{number_of(exercise)}. ``{exercise.name}``':<{width}} {exercise.summary}"
+    return "\n".join(f"{f'{number_of(exercise)}. ``{exercise.name}``':<{width}} {_(exercise.summary)}"
                      f"{_uses(exercise, exercises)}" for exercise in exercises)
 
 
 def markdown_table(exercises: list) -> str:
     """The exercises as a Markdown table: number, signature, graded gradients, what each practises."""
     exercises = numbered(exercises)
-    rows = ["| # | function | graded gradients | what it practises |", "| --- | --- | --- | --- |"]
-    rows += [f"| {number_of(e)} | `{e.signature}` | `{', '.join(e.grads)}` | {e.practises}{_uses(e, exercises)} |"
+    rows = [_("| # | function | graded gradients | what it practises |"), "| --- | --- | --- | --- |"]
+    rows += [f"| {number_of(e)} | `{e.signature}` | `{', '.join(e.grads)}` | {_(e.practises)}{_uses(e, exercises)} |"
              for e in exercises]
     return "\n".join(rows)
 
 
 def _docstring(exercises: list, seed: int = 0) -> str:
-    count = _COUNTS[len(exercises)] if len(exercises) < len(_COUNTS) else str(len(exercises))
+    count = _(_COUNTS[len(exercises)]) if len(exercises) < len(_COUNTS) else str(len(exercises))
     arguments = "".join(f" {word}" for word in grade_arguments(exercises, seed))
-    return ('"""' + INTRO.format(count=count, first=exercises[0].name, arguments=arguments, skeleton=SKELETON_NAME)
-            + "\nExercises, roughly easiest first:\n\n"
+    intro = "\n\n".join(_(paragraph) for paragraph in INTRO.rstrip("\n").split("\n\n")) + "\n"
+    return ('"""' + intro.format(count=count, first=exercises[0].name, arguments=arguments, skeleton=SKELETON_NAME)
+            + "\n" + _("Exercises, roughly easiest first:") + "\n\n"
             + _summary_list(exercises)
-            + "\n\nAn exercise may call your own earlier functions (they are in this file).\n" + '"""\n')
+            + "\n\n" + _("An exercise may call your own earlier functions (they are in this file).") + "\n"
+            + '"""\n')
 
 
 def forwards_import(exercises: list) -> str:
@@ -188,14 +279,15 @@ def forwards_import(exercises: list) -> str:
     for module, names in by_module.items():
         if names:
             listed = "".join(f"    {name},\n" for name in sorted(names))
-            lines.append(f"from {module} import (  # noqa: F401 (the forwards, to experiment with: their caches are "
-                         "your inputs)\n" + listed + ")\n")
+            lines.append(f"from {module} import (  # noqa: F401 "
+                         + _("(the forwards, to experiment with: their caches are your inputs)") + "\n" + listed
+                         + ")\n")
     return "".join(lines)
 
 
 def _section_comment(exercise: Exercise) -> str:
-    title = f" {number_of(exercise)}. {exercise.title}"
-    return "# " + "-" * (90 - len(title)) + title + "\n"
+    title = f" {number_of(exercise)}. {_(exercise.title)}"
+    return "# " + "-" * (90 - _width(title)) + title + "\n"
 
 
 def _main_block(file_name: str, exercises: list, seed: int = 0) -> str:
@@ -207,7 +299,7 @@ def _main_block(file_name: str, exercises: list, seed: int = 0) -> str:
 def skeleton(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
     """The text of ``backprop_exercises.py`` for ``exercises``."""
     exercises = numbered(exercises)
-    imports = NUMPY_IMPORT + "\n" + forwards_import(exercises)
+    imports = _numpy_import() + "\n" + forwards_import(exercises)
     sections = [_section_comment(exercise) + skeleton_source(exercise, hints) for exercise in exercises]
     parts = [_docstring(exercises, seed) + imports] + sections + [_main_block(SKELETON_NAME, exercises, seed)]
     return "\n\n\n".join(part.rstrip("\n") for part in parts) + "\n"
@@ -252,33 +344,35 @@ def readme(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
     The same for a ``.py`` and a notebook hand-out, so that both can be written into one folder.
     """
     exercises = numbered(exercises)
-    parts = ", the layer or the direction where a mistake enters" if any(e.parts for e in exercises) else ""
-    lines = ["# Backpropagation exercises", "",
-             f"Write the backward passes in `{SKELETON_NAME}` (or in the notebook `{NOTEBOOK_NAME}`, if that is "
-             "your hand-out): replace each `raise NotImplementedError` by your code, keeping the names, the "
-             "signatures and the order of the returned gradients. The forward passes are npseq's own (the file "
-             "imports them), so every cache has npseq's layout; each docstring lists the fields you may use"
-             + _HINTS_SENTENCE[hints],
-             "", "You need npseq installed, as your course says: `pip install` the npseq wheel it hands out, or "
-             "`pip install -e .` in npseq's repository.", "",
-             "## Grading", "", *([f"Your cases are numbered {seed}: the same shapes as everyone's, numbers of your "
-                                 "own (the commands below carry the number).", ""] if seed else []), "```",
+    parts = _(", the layer or the direction where a mistake enters") if any(e.parts for e in exercises) else ""
+    lines = ["# " + _("Backpropagation exercises"), "",
+             _("Write the backward passes in `{skeleton}` (or in the notebook `{notebook}`, if that is your "
+               "hand-out): replace each `raise NotImplementedError` by your code, keeping the names, the signatures "
+               "and the order of the returned gradients. The forward passes are npseq's own (the file imports them), "
+               "so every cache has npseq's layout; each docstring lists the fields you may use").format(
+                 skeleton=SKELETON_NAME, notebook=NOTEBOOK_NAME) + _(_HINTS_SENTENCE[hints]),
+             "", _("You need npseq installed, as your course says: `pip install` the npseq wheel it hands out, or "
+                   "`pip install -e .` in npseq's repository."), "",
+             "## " + _("Grading"), "",
+             *([_("Your cases are numbered {seed}: the same shapes as everyone's, numbers of your own (the commands "
+                  "below carry the number).").format(seed=seed), ""] if seed else []), "```",
              grade_command(SKELETON_NAME, exercises, seed),
-             f"python {SKELETON_NAME}              # the same",
+             f"python {SKELETON_NAME}              # " + _("the same"),
              grade_command(NOTEBOOK_NAME, exercises, seed),
-             "# a notebook hand-out: the command above, or the notebook's last cell once it is saved",
+             "# " + _("a notebook hand-out: the command above, or the notebook's last cell once it is saved"),
              "```", "",
-             "The grader runs npseq's forward on fixed float64 inputs in a few cases (edge cases included: N=1, "
-             "T=1, a row of all padding, repeated ids), calls your function on the cache and checks each "
-             "gradient against finite differences and against npseq's own backward. A wrong tensor is "
-             "located: its worst element, the gate and unit of a gate weight, the first wrong time step of a "
-             f"sequence gradient{parts}. Each function is worth one point, shared by its (case, tensor) pairs. "
-             f"Each function runs in its own process with a time limit ({DEFAULT_TIMEOUT:g} s, `--timeout`). "
-             "Exit code 0 when all is correct, 1 otherwise, 2 when the file cannot be loaded.", "",
-             "Using npseq's own backward functions is reported to the instructor.", "",
-             "For an autograder: `--format json` prints one JSON object; `--format gradescope --results "
-             "/autograder/results/results.json` writes Gradescope's results.", "",
-             "## The exercises", "", markdown_table(exercises), ""]
+             _("The grader runs npseq's forward on fixed float64 inputs in a few cases (edge cases included: N=1, "
+               "T=1, a row of all padding, repeated ids), calls your function on the cache and checks each gradient "
+               "against finite differences and against npseq's own backward. A wrong tensor is located: its worst "
+               "element, the gate and unit of a gate weight, the first wrong time step of a sequence "
+               "gradient{parts}. Each function is worth one point, shared by its (case, tensor) pairs. Each "
+               "function runs in its own process with a time limit ({timeout} s, `--timeout`). Exit code 0 when all "
+               "is correct, 1 otherwise, 2 when the file cannot be loaded.").format(
+                 parts=parts, timeout=f"{DEFAULT_TIMEOUT:g}"), "",
+             _("Using npseq's own backward functions is reported to the instructor."), "",
+             _("For an autograder: `--format json` prints one JSON object; `--format gradescope --results "
+               "/autograder/results/results.json` writes Gradescope's results."), "",
+             "## " + _("The exercises"), "", markdown_table(exercises), ""]
     for exercise in exercises:
         docstring = ast.get_docstring(ast.parse(skeleton_source(exercise, hints)).body[0])
         lines += [f"### {number_of(exercise)}. `{exercise.signature}`", "", "```text", docstring, "```", ""]
@@ -291,12 +385,12 @@ def _reading_a_failing_check(exercises: list, hints: str) -> list:
     planted = mistakes_of(exercises)
     if not planted or hints == "none":
         return []
-    lines = ["## Reading a failing check", "",
-             "Classic mistakes in these exercises, and what the grader says of each, word for word (every tensor "
-             "it names is wrong; gates and first wrong time steps point at the line to fix):", ""]
+    lines = ["## " + _("Reading a failing check"), "",
+             _("Classic mistakes in these exercises, and what the grader says of each, word for word (every tensor "
+               "it names is wrong; gates and first wrong time steps point at the line to fix):"), ""]
     for mistake in planted:
-        lesson = f": {mistake.lesson}" if hints == "equations" else ""
-        lines += [f"**{mistake.title}** (`{mistake.exercise}`){lesson}", "", "```text",
+        lesson = _(": {lesson}").format(lesson=_(mistake.lesson)) if hints == "equations" else ""
+        lines += [f"**{_(mistake.title)}** (`{mistake.exercise}`){lesson}", "", "```text",
                   *mistake.diagnoses, "```", ""]
     return lines
 
@@ -309,20 +403,23 @@ def notebook(exercises: list, hints: str = DEFAULT_HINTS, seed: int = 0) -> str:
         source = skeleton_source(exercise, hints)
         docstring = ast.get_docstring(ast.parse(source).body[0])
         code = _without_docstring(source, exercise)
-        heading = f"{number_of(exercise)}. {exercise.title}: `{exercise.name}`"
-        sections.append(NotebookExercise(heading, f"{exercise.summary}.\n\n```text\n{docstring}\n```", code))
+        heading = f"{number_of(exercise)}. {_(exercise.title)}: `{exercise.name}`"
+        summary = _("{summary}.").format(summary=_(exercise.summary))
+        sections.append(NotebookExercise(heading, f"{summary}\n\n```text\n{docstring}\n```", code))
     arguments = ", ".join(repr(word) for word in [NOTEBOOK_NAME] + grade_arguments(exercises, seed))
-    grading = ('if __name__ == "__main__":  # runs here; the grader reads this notebook without running this cell\n'
+    grading = ('if __name__ == "__main__":  # '
+               + _("runs here; the grader reads this notebook without running this cell") + "\n"
                "    from npseq.grade import main\n\n"
                f"    exit_code = main([{arguments}])")
-    intro = ("Write the backward passes below: replace each `raise NotImplementedError` by your code, keeping "
-             "the names, the signatures and the order of the returned gradients. The forward passes are npseq's "
-             "own (the first cell imports them), so every cache has npseq's layout. The notation is NumPy's: `*` "
-             "multiplies elementwise, `@` is a matrix product, `A^T` a transpose, `sum_n` a sum over the batch.")
-    grading_intro = (f"## Grading\n\nSave the notebook, then run the cell below: it grades `{NOTEBOOK_NAME}` as "
-                     f"`{grade_command(NOTEBOOK_NAME, exercises, seed)}` does in a terminal.")
-    setup = (NUMPY_IMPORT + "\n" + forwards_import(exercises)).rstrip("\n")
-    return notebook_text(handout_notebook("Backpropagation exercises", intro, setup, sections, grading_intro,
+    intro = _("Write the backward passes below: replace each `raise NotImplementedError` by your code, keeping "
+              "the names, the signatures and the order of the returned gradients. The forward passes are npseq's "
+              "own (the first cell imports them), so every cache has npseq's layout. The notation is NumPy's: `*` "
+              "multiplies elementwise, `@` is a matrix product, `A^T` a transpose, `sum_n` a sum over the batch.")
+    grading_intro = "## " + _("Grading") + "\n\n" + _(
+        "Save the notebook, then run the cell below: it grades `{notebook}` as `{command}` does in a "
+        "terminal.").format(notebook=NOTEBOOK_NAME, command=grade_command(NOTEBOOK_NAME, exercises, seed))
+    setup = (_numpy_import() + "\n" + forwards_import(exercises)).rstrip("\n")
+    return notebook_text(handout_notebook(_("Backpropagation exercises"), intro, setup, sections, grading_intro,
                                           grading))
 
 
@@ -332,7 +429,7 @@ def _without_docstring(source: str, exercise: Exercise) -> str:
     lines = source.splitlines(keepends=True)
     header = "".join(lines[:node.body[0].lineno - 1])
     first_line = ast.get_docstring(node).splitlines()[0]
-    return (header + f'    """{first_line} (the equations are in the cell above)"""\n'
+    return (header + f'    """{first_line}' + _(" (the equations are in the cell above)") + '"""\n'
             + "".join(lines[node.body[0].end_lineno:])).rstrip("\n")
 
 
@@ -387,8 +484,10 @@ def write_files(out: str, files: dict, force: bool = False, *, private: bool = F
     return Written(tuple(written), tuple(unchanged))
 
 
-def handout_files(only=None, hints: str = DEFAULT_HINTS, as_notebook: bool = False, seed: int = 0, sets=None) -> dict:
-    """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README.
+def handout_files(only=None, hints: str = DEFAULT_HINTS, as_notebook: bool = False, seed: int = 0, sets=None,
+                  lang: str = "en") -> dict:
+    """The files of a hand-out, name -> text: the skeleton (``.py`` or ``.ipynb``) and its README, in ``lang``
+    (:data:`~npseq.language.LANGUAGES`: the prose in it, the code, the equations and the names as they are).
 
     Raises:
         HandoutError: as :func:`chosen_exercises`, or ``hints`` is not a level.
@@ -398,13 +497,14 @@ def handout_files(only=None, hints: str = DEFAULT_HINTS, as_notebook: bool = Fal
     except ValueError as exc:
         raise HandoutError(f"--{exc}") from None
     exercises = chosen_exercises(only, sets)
-    if as_notebook:
-        return {NOTEBOOK_NAME: notebook(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
-    return {SKELETON_NAME: skeleton(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
+    with speaking(lang):
+        if as_notebook:
+            return {NOTEBOOK_NAME: notebook(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
+        return {SKELETON_NAME: skeleton(exercises, hints, seed), "README.md": readme(exercises, hints, seed)}
 
 
 def write_handout(out: str, only=None, hints: str = DEFAULT_HINTS, as_notebook: bool = False, force: bool = False,
-                  seed: int = 0, sets=None) -> Written:
+                  seed: int = 0, sets=None, lang: str = "en") -> Written:
     """Write the hand-out into ``out``: the skeleton with the chosen exercises and a README with their equations.
 
     Args:
@@ -419,12 +519,13 @@ def write_handout(out: str, only=None, hints: str = DEFAULT_HINTS, as_notebook: 
         seed: the numbers of the learner's cases (:func:`~npseq.course.cases.student_seed` of a name, say):
             the hand-out's grading commands carry it, so the learner is graded on cases of their own.
         sets: names of exercise sets (:data:`~npseq.course.sheet.SET_NAMES`); default the classic set.
+        lang: the language of its prose, ``"en"`` or ``"zh"`` (:data:`~npseq.language.LANGUAGES`).
 
     Raises:
         HandoutError: ``only`` names no exercise, ``sets`` no set, a file would be replaced, or ``out`` cannot be
             written.
     """
-    return write_files(out, handout_files(only, hints, as_notebook, seed, sets), force)
+    return write_files(out, handout_files(only, hints, as_notebook, seed, sets, lang), force)
 
 
 def write_solutions(out: str, only=None, force: bool = False, sets=None) -> Written:
@@ -439,5 +540,6 @@ def write_solutions(out: str, only=None, force: bool = False, sets=None) -> Writ
                        flag="--solutions")
 
 
-__all__ = ["EXERCISES", "HandoutError", "Written", "chosen_exercises", "handout_files", "skeleton", "solutions",
-           "with_prerequisites", "write_files", "write_handout", "write_solutions"]
+__all__ = ["EXERCISES", "HandoutError", "Written", "chosen_exercises", "docstring_units", "handout_files", "skeleton",
+           "solutions", "texts_to_translate", "translate_docstring", "with_prerequisites", "write_files",
+           "write_handout", "write_solutions"]

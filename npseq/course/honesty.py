@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from .. import functional as F
+from ..language import _
 from .sheet import EXERCISES, NAMES
 from .submission import Submission
 
@@ -38,9 +39,11 @@ def scan_imports(submission: Submission) -> list:
             for alias in node.names:
                 if alias.name in names or alias.name == "*":
                     where = submission.place(node.lineno)
-                    found.append((node.lineno, f"{where}: imports {alias.name} from {node.module}"))
+                    found.append((node.lineno, _("{where}: imports {name} from {module}").format(
+                        where=where, name=alias.name, module=node.module)))
         elif isinstance(node, ast.Attribute) and node.attr in names:
-            found.append((node.lineno, f"{submission.place(node.lineno)}: uses {ast.unparse(node)}"))
+            found.append((node.lineno, _("{where}: uses {code}").format(where=submission.place(node.lineno),
+                                                                         code=ast.unparse(node))))
     return [text for _, text in sorted(set(found))]
 
 
@@ -73,5 +76,17 @@ def scan_indirection(submission: Submission) -> list:
     for node in ast.walk(tree):
         name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
         if name in INDIRECTION:
-            found.add((node.lineno, f"{submission.place(node.lineno)}: {INDIRECTION[name]} ({name})"))
+            found.add((node.lineno, f"{submission.place(node.lineno)}: {_indirection(name)} ({name})"))
     return [text for _, text in sorted(found)]
+
+
+def _indirection(name: str) -> str:
+    """:data:`INDIRECTION`'s words for ``name`` in the language spoken."""
+    said = {"unwraps a function (npseq's own, behind the watch?)":
+            _("unwraps a function (npseq's own, behind the watch?)"),
+            "reads a function's source (npseq's own, to rebuild it?)":
+            _("reads a function's source (npseq's own, to rebuild it?)"),
+            "imports a module by a name built at run time": _("imports a module by a name built at run time"),
+            "runs code built at run time": _("runs code built at run time"),
+            "compiles code built at run time": _("compiles code built at run time")}
+    return said.get(INDIRECTION[name], INDIRECTION[name])

@@ -26,13 +26,14 @@ import fractions
 
 from .. import backend
 from ..gradcheck import DEFAULT_TOL, gradient_error
+from ..language import _
 
 
 @dataclasses.dataclass(frozen=True)
 class Pattern:
     """A recognised mistake: its diagnosis (the words a class report counts) and the sentence the report prints."""
-    diagnosis: str   # "dWx: gates i and f swapped"
-    sentence: str    # "yours for gate i is npseq's for gate f, and yours for f npseq's for i"
+    diagnosis: str   # "dWx: gates i and f swapped" (class-wide words: English, whatever the language spoken)
+    sentence: str    # "yours for gate i is npseq's for gate f, and yours for f npseq's for i" (the language spoken)
 
 
 def _equal(given, expected) -> bool:
@@ -40,15 +41,15 @@ def _equal(given, expected) -> bool:
                                               float(gradient_error(given, expected).max()) < DEFAULT_TOL)
 
 
-def _factor_words(factor: float) -> str:
-    """``factor`` as a reader says it: "-1 times", "3 times", "1/4 of", "0.37 times"."""
+def _factor_words(factor: float) -> tuple:
+    """``factor`` as a reader says it, the number and its word: "-1 times", "3 times", "1/4 of", "0.37 times"."""
     near = fractions.Fraction(factor).limit_denominator(64)
     if abs(float(near) - factor) <= 1e-9 * abs(factor):
         if near.denominator == 1:
-            return f"{near.numerator} times"
+            return f"{near.numerator}", "times"
         if abs(near.numerator) == 1:
-            return f"{near} of"
-    return f"{factor:.6g} times"
+            return f"{near}", "of"
+    return f"{factor:.6g}", "times"
 
 
 def constant_factor(name: str, given, expected) -> Pattern | None:
@@ -65,14 +66,17 @@ def constant_factor(name: str, given, expected) -> Pattern | None:
     if abs(factor - 1.0) < 1e-6 or not _equal(given, factor * expected):
         return None
     if abs(factor) < 1e-12:
-        return Pattern(f"{name}: zero", f"{name} is zero everywhere: the path that should carry it is not "
-                                        "connected")
+        return Pattern(f"{name}: zero", _("{name} is zero everywhere: the path that should carry it is not "
+                                          "connected").format(name=name))
     if abs(factor + 1.0) < 1e-6:
-        return Pattern(f"{name}: the opposite sign", f"{name} is -1 times npseq's everywhere: a sign")
-    words = _factor_words(factor)
-    return Pattern(f"{name}: {words} npseq's", f"{name} is {words} npseq's everywhere: the direction is right and "
-                                               "the scale is not (a normalisation that differs from the loss's, "
-                                               "a mean for a sum, or a factor left out)")
+        return Pattern(f"{name}: the opposite sign",
+                       _("{name} is -1 times npseq's everywhere: a sign").format(name=name))
+    number, word = _factor_words(factor)
+    said = _("{name} is {factor} times npseq's everywhere: the direction is right and the scale is not (a "
+             "normalisation that differs from the loss's, a mean for a sum, or a factor left out)") if word == "times" \
+        else _("{name} is {factor} of npseq's everywhere: the direction is right and the scale is not (a normalisation "
+               "that differs from the loss's, a mean for a sum, or a factor left out)")
+    return Pattern(f"{name}: {number} {word} npseq's", said.format(name=name, factor=number))
 
 
 def reversed_steps(name: str, given, expected, time_axis: int) -> Pattern | None:
@@ -83,8 +87,8 @@ def reversed_steps(name: str, given, expected, time_axis: int) -> Pattern | None
         return None
     last = given.shape[time_axis] - 1
     return Pattern(f"{name}: steps in reverse order",
-                   f"{name}'s steps are in reverse order: yours at t is npseq's at t={last}-t (stacked in the "
-                   "order the backward computed them, walking back?)")
+                   _("{name}'s steps are in reverse order: yours at t is npseq's at t={last}-t (stacked in the order "
+                     "the backward computed them, walking back?)").format(name=name, last=last))
 
 
 def swapped_gates(name: str, given, expected, gates: tuple) -> Pattern | None:
@@ -104,8 +108,8 @@ def swapped_gates(name: str, given, expected, gates: tuple) -> Pattern | None:
     if not (_equal(block(given, a), block(expected, b)) and _equal(block(given, b), block(expected, a))):
         return None
     return Pattern(f"{name}: gates {gates[a]} and {gates[b]} swapped",
-                   f"gates {gates[a]} and {gates[b]} are swapped in {name}: yours for {gates[a]} is npseq's for "
-                   f"{gates[b]}, and yours for {gates[b]} npseq's for {gates[a]}")
+                   _("gates {a} and {b} are swapped in {name}: yours for {a} is npseq's for {b}, and yours for {b} "
+                     "npseq's for {a}").format(a=gates[a], b=gates[b], name=name))
 
 
 def _head_blocks(array, heads: int, axis: int):
@@ -125,9 +129,9 @@ def heads_layout(name: str, given, expected, heads: int, axis: int) -> Pattern |
     interleaved = mine.reshape(*mine.shape[:-2], width, heads).swapaxes(-1, -2)
     if width > 1 and _equal(interleaved, theirs):
         return Pattern(f"{name}: heads and their width swapped",
-                       f"{name}'s columns are laid out as (width, heads) where (heads, width) is due: head k's "
-                       f"unit j is npseq's column k*{width} + j, and yours j*{heads} + k (a reshape or a transpose "
-                       "when splitting or merging the heads)")
+                       _("{name}'s columns are laid out as (width, heads) where (heads, width) is due: head k's unit "
+                         "j is npseq's column k*{width} + j, and yours j*{heads} + k (a reshape or a transpose when "
+                         "splitting or merging the heads)").format(name=name, width=width, heads=heads))
     order = []
     for k in range(heads):
         matches = [j for j in range(heads) if _equal(mine[..., k, :], theirs[..., j, :])]
@@ -136,8 +140,9 @@ def heads_layout(name: str, given, expected, heads: int, axis: int) -> Pattern |
         order.append(matches[0])
     if order == list(range(heads)):
         return None
-    pairs = ", ".join(f"yours {k} is npseq's {j}" for k, j in enumerate(order) if k != j)
-    return Pattern(f"{name}: heads in another order", f"{name}'s heads are each right but in another order ({pairs})")
+    pairs = ", ".join(_("yours {k} is npseq's {j}").format(k=k, j=j) for k, j in enumerate(order) if k != j)
+    return Pattern(f"{name}: heads in another order",
+                   _("{name}'s heads are each right but in another order ({pairs})").format(name=name, pairs=pairs))
 
 
 def wrong_heads(given, expected, heads: int, axis: int) -> list:
@@ -160,7 +165,8 @@ def missing_term(name: str, given, expected, terms: tuple) -> Pattern | None:
         if term.shape == expected.shape and float(xp.abs(term).max(initial=0.0)) > 0 and \
                 _equal(given, expected - term):
             return Pattern(f"{name}: lacks {path}",
-                           f"{name} is npseq's minus exactly one term of its sum, {path}: that path is left out")
+                           _("{name} is npseq's minus exactly one term of its sum, {path}: that path is left out")
+                           .format(name=name, path=path))
     return None
 
 

@@ -46,6 +46,7 @@ import os
 import uuid
 
 from .. import __version__
+from ..language import _, speaking
 from .files import write_atomically
 from .handout import SKELETON_NAME, chosen_exercises, grade_command, skeleton, skeleton_source
 from .scoring import Scoring
@@ -122,14 +123,15 @@ class Question:
         return min(MAX_JOB_TIMEOUT, SETUP_SECONDS + math.ceil(self.worst_seconds))
 
 
-def plans(only, sets, scoring: Scoring) -> list:
+def plans(only, sets, scoring: Scoring, lang: str = "en") -> list:
     """The questions of a course's ``--only`` and ``--set``, one per set, each scored as ``scoring`` says.
 
     ``sets`` alone (or neither: the default sets): each set's every exercise, with what it builds
     on. ``only``: its names grouped by the set that holds them (one of ``sets``, given too, or their
     own), each group with what it builds on. ``scoring`` gives the points, hidden cases, limits,
     policy and hints of every exercise; a question keeps those of its own exercises. Gradescope's
-    per-student seeds stay out: a variant's numbers are PrairieLearn's.
+    per-student seeds stay out: a variant's numbers are PrairieLearn's. ``lang`` is the language the students'
+    results speak (the instructor's choice, carried in each question's ``config.json``: :attr:`Scoring.lang`).
 
     Raises:
         BundleError: a question whose exercises are worth 0 points in all (its score would be 0 / 0).
@@ -144,6 +146,7 @@ def plans(only, sets, scoring: Scoring) -> list:
     questions = []
     for home, names in groups.items():
         own = dataclasses.replace(scoring, only=tuple(names), per_student=False, secret="",
+                                  lang=lang if lang != "en" else scoring.lang,
                                   points={name: p for name, p in scoring.points.items() if name in names},
                                   hidden={name: cases for name, cases in scoring.hidden.items() if name in names})
         if own.total <= 0:
@@ -337,11 +340,13 @@ def describe_question(question: Question) -> str:
 
 
 def question_files(question: Question, wheels: dict) -> dict:
-    """The files of ``question``'s folder, path (with ``/``) -> bytes; ``wheels`` is file name -> bytes."""
-    files = {"info.json": info_json(question), "question.html": question_html(question),
-             "server.py": server_py(question),
-             SKELETON_NAME: skeleton(question.exercises, question.scoring.hints),
-             "tests/run.sh": run_sh(), "tests/config.json": question.scoring.to_json()}
+    """The files of ``question``'s folder, path (with ``/``) -> bytes; ``wheels`` is file name -> bytes. What the
+    hand-out says in them speaks the question's language (:attr:`Scoring.lang`)."""
+    with speaking(question.scoring.lang):
+        files = {"info.json": info_json(question), "question.html": question_html(question),
+                 "server.py": server_py(question),
+                 SKELETON_NAME: skeleton(question.exercises, question.scoring.hints),
+                 "tests/run.sh": run_sh(), "tests/config.json": question.scoring.to_json()}
     files = {name: text.encode("utf-8") for name, text in files.items()}
     return files | {f"tests/{name}": data for name, data in wheels.items()}
 
@@ -454,8 +459,8 @@ def write_questions(out: str, files: dict, force: bool = False) -> list:
 def not_gradable(reason: str) -> dict:
     """``results.json`` for a submission that cannot be graded: ``"gradable": false`` (PrairieLearn then counts no
     attempt and gives no score), the reason as the message and the format error."""
-    return {"gradable": False, "message": capped(f"This submission cannot be graded, so it costs you no attempt: "
-                                                 f"{reason}", MESSAGE_CHARS),
+    return {"gradable": False, "message": capped(_("This submission cannot be graded, so it costs you no attempt: "
+                                                   "{reason}").format(reason=reason), MESSAGE_CHARS),
             "format_errors": [capped(reason, MESSAGE_CHARS)]}
 
 
@@ -464,10 +469,10 @@ def _test(case: CaseScore, description: str, output_chars: int) -> dict:
     points alone, under a name that does not give its shapes away."""
     points = {"points": round(case.score, POINT_DIGITS) + 0.0, "max_points": round(case.max_score, POINT_DIGITS) + 0.0}
     if case.hidden:
-        return {"name": f"{case.number} {case.exercise}: a hidden case", "description": description, **points,
-                "message": "a hidden case: its numbers were drawn for this grading, and its table is not shown",
-                "output": ""}
-    headline, _, table = case.output.partition("\n")
+        return {"name": f"{case.number} {case.exercise}: " + _("a hidden case"), "description": description,
+                **points, "message": _("a hidden case: its numbers were drawn for this grading, and its table is not "
+                                       "shown"), "output": ""}
+    headline, _newline, table = case.output.partition("\n")
     return {"name": capped(case.name, NAME_CHARS), "description": description, **points,
             "message": capped(headline.removeprefix("== "), MESSAGE_CHARS), "output": capped(table, output_chars)}
 
@@ -476,17 +481,21 @@ def _message(verdict: Verdict, command: str) -> str:
     """The results' message: the score, the command that grades on the same numbers, the hidden cases, what was not
     attempted, what reading a notebook skipped."""
     hidden = len(verdict.cases) - len(verdict.visible)
-    lines = [f"Score: {number_text(verdict.earned)} of {number_text(verdict.total)} points."]
+    lines = [_("Score: {score} of {total} points.").format(score=number_text(verdict.earned),
+                                                          total=number_text(verdict.total))]
     if command:
-        lines.append(f"On your machine, {command} grades your file on the same numbers.")
+        lines.append(_("On your machine, {command} grades your file on the same numbers.").format(command=command))
     if hidden:
         worth = sum(case.max_score for case in verdict.cases if case.hidden)
-        lines.append(f"{_counted(hidden, 'case')}, worth {number_text(worth)} points, "
-                     f"{'is' if hidden == 1 else 'are'} hidden: numbers drawn for this grading, tables not shown.")
+        said = _("{count} case, worth {worth} points, is hidden: numbers drawn for this grading, tables not shown.") \
+            if hidden == 1 else _("{count} cases, worth {worth} points, are hidden: numbers drawn for this grading, "
+                                  "tables not shown.")
+        lines.append(said.format(count=hidden, worth=number_text(worth)))
     if verdict.missing:
-        lines.append(f"Not attempted (0 points, not defined in the file): {', '.join(verdict.missing)}")
+        lines.append(_("Not attempted (0 points, not defined in the file): {names}").format(
+            names=", ".join(verdict.missing)))
     if verdict.notes:
-        lines += ["Skipped while reading the notebook (not Python):"] + [f"   {note}" for note in verdict.notes]
+        lines += [_("Skipped while reading the notebook (not Python):")] + [f"   {note}" for note in verdict.notes]
     return capped("\n".join(lines), MESSAGE_CHARS)
 
 

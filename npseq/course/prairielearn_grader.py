@@ -23,6 +23,7 @@ import os
 import sys
 import traceback
 
+from ..language import speaking
 from .autograder import find_submission, fresh_results_folder, run
 from .files import write_atomically
 from .handout import SKELETON_NAME, grade_command
@@ -30,7 +31,7 @@ from .prairielearn import not_gradable, render
 from .scoring import Scoring
 from .sheet import EXERCISE_BY_NAME
 from .submission import one_line
-from .verdict import GRADER_FAILED, judge, ungradable
+from .verdict import grader_failed, judge, ungradable
 
 DEFAULT_ROOT = "/grade"
 """PrairieLearn's folder: ``student``, ``tests`` (the question's), ``data/data.json``, ``results``."""
@@ -85,6 +86,12 @@ def _results_of(root: str) -> dict:
         scoring, seed = _scoring(root), variant_seed(root)
     except SetupError as exc:
         return _setup_failure(str(exc))
+    with speaking(scoring.lang):  # the instructor's choice (npseq exercises --prairielearn ... --lang)
+        return _graded(root, scoring, seed)
+
+
+def _graded(root: str, scoring: Scoring, seed: int) -> dict:
+    """The ``results.json`` data of the submission under ``root``, graded on ``seed``'s numbers as ``scoring`` says."""
     command = grade_command(SKELETON_NAME, [EXERCISE_BY_NAME[name] for name in scoring.names], seed)
     found = find_submission(os.path.join(root, "student"))
     if not found.path:
@@ -111,7 +118,7 @@ def grade_question(root: str) -> dict:
         data = _results_of(root)
     except Exception as exc:  # a bug outside the grading itself: still a results.json, and the traceback
         traceback.print_exc()
-        data = not_gradable(f"{GRADER_FAILED}: {type(exc).__name__}: {one_line(exc)}")
+        data = not_gradable(f"{grader_failed()}: {type(exc).__name__}: {one_line(exc)}")
     write_atomically(os.path.join(fresh_results_folder(root), "results.json"), json.dumps(data, indent=2) + "\n")
     return data
 

@@ -8,8 +8,10 @@ grader (:mod:`npseq.course.grader`) fills them, and nothing here runs a learner'
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from typing import NamedTuple
 
+from ..language import _
 from .copies import CopyCheck
 
 
@@ -74,6 +76,7 @@ class FunctionGrade:
     likeness: CopyCheck | None = None          # the copy check: the closest text a learner could copy, and how close
     penalty: str = ""                          # why the honesty policy "zero" gives it 0 points
     chained: bool = False                      # its tensors are one chain's links, in the order the backward runs
+    failure_kind: str = ""                     # which of FAILURES the failure is ("" : read from its first words)
 
     @property
     def correct(self) -> int:
@@ -88,8 +91,9 @@ class FunctionGrade:
     def status(self) -> str:
         """``"not attempted"``, ``"not implemented"``, ``"correct"``, ``"incorrect"``, ``"honesty"`` (zeroed by
         the policy), or one of :data:`FAILURES`."""
-        if self.failure:
-            return next((kind for kind in FAILURES if self.failure.startswith(kind)), "crashed")
+        if self.failure:  # the kind is kept apart from the words, which may be a translation
+            return self.failure_kind if self.failure_kind in FAILURES else \
+                next((kind for kind in FAILURES if self.failure.startswith(kind)), "crashed")
         if self.penalty:
             return "honesty"
         if not self.attempted:
@@ -129,41 +133,54 @@ class FunctionGrade:
 
     def section(self, scored: Scored | None = None) -> str:
         """The function's table, headed by its points: :attr:`points` of 1, or ``scored``'s (a platform's)."""
-        worth = f" of {scored.worth:g}" if scored else ""
+        def headline(bare: str, of_worth: str, **fields) -> str:
+            """``== ...`` with the points as ``scored`` has them (``0 of 2 points``) or bare (``0 points``)."""
+            text = of_worth if scored else bare
+            return "== " + text.format(worth=scored.worth if scored else 0, **fields)
         if self.failure:
-            return f"== {self.signature}: {self.failure}, 0{worth} points"
+            return headline(_("{signature}: {failure}, 0 points"), _("{signature}: {failure}, 0 of {worth:g} points"),
+                            signature=self.signature, failure=self.failure)
         if self.status == "not attempted":
-            return f"== {self.signature}: not attempted (not defined in the file), 0{worth} points"
+            return headline(_("{signature}: not attempted (not defined in the file), 0 points"),
+                            _("{signature}: not attempted (not defined in the file), 0 of {worth:g} points"),
+                            signature=self.signature)
         if self.status == "not implemented":
             messages = dict.fromkeys(p.message for p in self.problems)
-            return "\n".join([f"== {self.signature}: not implemented, 0{worth} points"]
+            return "\n".join([headline(_("{signature}: not implemented, 0 points"),
+                                        _("{signature}: not implemented, 0 of {worth:g} points"),
+                                        signature=self.signature)]
                              + [f"   {message}" for message in messages])
         zeroed = f" ({self.penalty})" if self.penalty else ""
-        earned = f"{scored.earned:g}{worth}" if scored else f"{self.points:.2f}"
-        lines = [f"== {self.signature}: {self.correct}/{self.total} tensors correct, {earned} points{zeroed}"]
+        fields = dict(signature=self.signature, correct=self.correct, total=self.total, zeroed=zeroed)
+        if scored:
+            lines = ["== " + _("{signature}: {correct}/{total} tensors correct, {earned:g} of {worth:g} points{zeroed}")
+                     .format(earned=scored.earned, worth=scored.worth, **fields)]
+        else:
+            lines = ["== " + _("{signature}: {correct}/{total} tensors correct, {points:.2f} points{zeroed}")
+                     .format(points=self.points, **fields)]
         if self.note:
-            lines.append(f"   note: {self.note}")
+            lines.append("   " + _("note: {note}").format(note=self.note))
         if self.likeness and not self.copied:
-            lines.append(f"   copy check: {self.likeness.summary()}")
+            lines.append("   " + _("copy check: {summary}").format(summary=self.likeness.summary()))
         broken = self.first_broken_links() if self.chained else []
         if broken:
-            lines.append(f"   the chain first breaks at {broken[0].tensor} (case {broken[0].case}): every link "
-                         "after it is computed from it, so fix that one first")
-        header = ("case", "tensor", "shape", "rel err vs FD", "abs diff vs npseq", "verdict")
+            lines.append("   " + _("the chain first breaks at {tensor} (case {case}): every link after it is computed "
+                                   "from it, so fix that one first").format(tensor=broken[0].tensor,
+                                                                           case=case_label(broken[0].case)))
+        header = (_("case"), _("tensor"), _("shape"), _("rel err vs FD"), _("abs diff vs npseq"), _("verdict"))
         cells = []
         problems = {p.case: p for p in self.problems}
         for case in ("all cases",) + tuple(self.cases):
             if case in problems:
                 p = problems[case]
-                cells.append((case, "-", "-", "-", "-", f"{p.kind.upper()}: {p.message}"))
+                cells.append((case_label(case), "-", "-", "-", "-", f"{kind_label(p.kind)}: {p.message}"))
             for row in (r for r in self.rows if r.case == case):
-                cells.append((case, row.tensor, "x".join(map(str, row.shape)) or "scalar",
+                cells.append((case_label(case), row.tensor, "x".join(map(str, row.shape)) or _("scalar"),
                               _number(row.fd_error), _number(row.engine_diff),
-                              "ok" if row.ok else f"FAIL ({row.problem})"))
-        widths = [max(len(str(cell)) for cell in column) for column in zip(header, *cells)]
-        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-        lines += ["   " + fmt.format(*header).rstrip(), "   " + "  ".join("-" * w for w in widths)]
-        lines += ["   " + fmt.format(*cell).rstrip() for cell in cells]
+                              _("ok") if row.ok else _("FAIL ({problem})").format(problem=row.problem)))
+        widths = [max(width(str(cell)) for cell in column) for column in zip(header, *cells)]
+        lines += ["   " + _aligned(header, widths), "   " + "  ".join("-" * w for w in widths)]
+        lines += ["   " + _aligned(cell, widths) for cell in cells]
         return "\n".join(lines)
 
     @classmethod
@@ -179,6 +196,7 @@ class FunctionGrade:
                    note=data["note"], failure=data["failure"], npseq_calls=tuple(data["npseq_calls"]),
                    evasions=tuple(data.get("evasions", ())), copied=data.get("copied", ""),
                    penalty=data.get("penalty", ""), chained=data.get("chained", False),
+                   failure_kind=data["status"] if data["status"] in FAILURES else "",
                    likeness=CopyCheck.from_dict(data["likeness"]) if data.get("likeness") else None)
 
     def to_dict(self) -> dict:
@@ -190,6 +208,28 @@ class FunctionGrade:
                 "likeness": self.likeness.to_dict() if self.likeness else None,
                 "problems": [dataclasses.asdict(p) for p in self.problems],
                 "tensors": [row.to_dict() for row in self.rows]}
+
+
+def case_label(case: str) -> str:
+    """A case's label as the report shows it: ``"all cases"`` (the grader's word for a problem of every case) in the
+    language spoken, a case's own label (its shapes) as it is."""
+    return _("all cases") if case == "all cases" else case
+
+
+def kind_label(kind: str) -> str:
+    """What a case without gradients shows before its message (``NOT IMPLEMENTED``, ``ERROR``) in the language
+    spoken; the kind itself (:attr:`CaseProblem.kind`) stays the grader's English word."""
+    return {"not implemented": _("NOT IMPLEMENTED"), "error": _("ERROR"), "grader": _("GRADER")}.get(kind, kind.upper())
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: two for a wide character (Chinese), one for any other."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def _aligned(cells, widths) -> str:
+    """A table's row: each cell padded to its column's width (in terminal columns), two spaces between."""
+    return "  ".join(cell + " " * (w - width(cell)) for cell, w in zip(map(str, cells), widths)).rstrip()
 
 
 def _number(value: float) -> str:
@@ -260,32 +300,35 @@ class GradeReport:
         if not self.flagged:
             return []
         called = sorted({name for f in self.functions for name in f.npseq_calls})
-        verdict = ("functions that use it score 0 (policy zero)" if self.policy == "zero" else
-                   "the score is unchanged; the instructor decides")
-        lines = [f"honesty note ({verdict}): this file uses npseq's own code"]
+        verdict = (_("functions that use it score 0 (policy zero)") if self.policy == "zero" else
+                   _("the score is unchanged; the instructor decides"))
+        lines = [_("honesty note ({verdict}): this file uses npseq's own code").format(verdict=verdict)]
         lines += [f"   {line}" for line in self.honesty]
         if called:
-            lines.append(f"   called while graded: {', '.join(called)}")
+            lines.append("   " + _("called while graded: {names}").format(names=", ".join(called)))
         evasions = sorted({what for f in self.functions for what in f.evasions})
         if evasions:
-            lines.append(f"   reached around the grader's watch while graded: {', '.join(evasions)}")
+            lines.append("   " + _("reached around the grader's watch while graded: {what}").format(
+                what=", ".join(evasions)))
         for function in self.functions:
             if function.copied and function.likeness:
-                lines.append(f"   {function.name}: {function.likeness.summary()}; the lines they share:")
-                lines += function.likeness.side_by_side()
+                lines.append("   " + _("{name}: {summary}; the lines they share:").format(
+                    name=function.name, summary=function.likeness.summary()))
+                lines += function.likeness.side_by_side(names=(_("yours"), _("theirs")))
         return lines
 
     def table(self, scored: dict | None = None) -> str:
         """The report as text. Each function is worth one point, unless ``scored`` (``{name: Scored}``, a
         platform's own scoring: points per exercise, a case without gradients at 0) says what each earned of what,
         so that the text and the platform's file give one score."""
-        lines = [f"grading {self.path}", ""]
+        lines = [_("grading {path}").format(path=self.path), ""]
         if self.notes:
-            lines += ["skipped while reading the notebook (not Python):"] + [f"   {note}" for note in self.notes] + [""]
+            lines += [_("skipped while reading the notebook (not Python):")] + [f"   {note}" for note in self.notes] \
+                + [""]
         for function in self.functions:
             lines += [function.section(scored[function.name] if scored else None), ""]
         if self.missing:
-            lines.append(f"not attempted (0 points): {', '.join(self.missing)}")
+            lines.append(_("not attempted (0 points): {names}").format(names=", ".join(self.missing)))
         lines += self.honesty_lines()
         if scored:
             earned, worth = sum(s.earned for s in scored.values()), sum(s.worth for s in scored.values())
@@ -294,8 +337,8 @@ class GradeReport:
             earned, worth = self.points, len(self.functions)
             shown = f"{earned:.2f} / {worth}"
         percent = 100.0 * earned / worth if worth else 0.0
-        lines.append(f"score: {shown} {'point' if worth == 1 else 'points'} = {percent:.1f}%"
-                     + ("  -- all correct" if self.ok else ""))
+        said = _("score: {shown} point = {percent:.1f}%") if worth == 1 else _("score: {shown} points = {percent:.1f}%")
+        lines.append(said.format(shown=shown, percent=percent) + ("  -- " + _("all correct") if self.ok else ""))
         return "\n".join(lines)
 
     def to_dict(self) -> dict:

@@ -52,6 +52,7 @@ from typing import Callable
 
 from .. import backend
 from ..errors import UserError
+from ..language import _
 from .landlock import confine
 from .secret import secret_path
 
@@ -172,7 +173,7 @@ class Channel:
         if not isinstance(count, int) or not 0 <= count <= 256:
             raise ChannelError("a header without a valid count of arrays")
         arrays = []
-        for _ in range(count):
+        for _index in range(count):
             size = _LENGTH.unpack(self._read(_LENGTH.size, deadline))[0]
             total += size
             if total > limit:
@@ -206,9 +207,10 @@ def python_unreadable(exc: BaseException) -> str:
     unreadable = [folder for folder in _python_folders() if not os.access(folder, os.R_OK | os.X_OK)]
     if not unreadable:
         return ""
-    return (f"; the grader's sandbox cannot read the Python installation ({unreadable[0]}): it runs the file as a "
-            "user of its own, who may not read that folder. Not a mistake of this file: the grader must run on a "
-            "Python every user can read (npseq's README, For instructors: What the grader defends against)")
+    return "; " + _("the grader's sandbox cannot read the Python installation ({folder}): it runs the file as a user "
+                    "of its own, who may not read that folder. Not a mistake of this file: the grader must run on a "
+                    "Python every user can read (npseq's README, For instructors: What the grader defends "
+                    "against)").format(folder=unreadable[0])
 
 
 def others_cannot_read_python() -> bool:
@@ -505,7 +507,7 @@ def reap_orphans(keep) -> None:
     The grader is a subreaper (:func:`spawn` makes it one), so a grandchild whose parent died,
     even one in a session of its own, becomes the grader's child and is found here.
     """
-    for _ in range(100):
+    for _attempt in range(100):
         strays = [pid for pid in _children_of(os.getpid()) if pid not in keep]
         if not strays:
             return
@@ -602,6 +604,14 @@ def spawn(serve: Callable[[Channel], None], limits: Limits, files: dict, hidden:
     return Child(pid, Channel(to_parent_read, to_child_write), scratch, limits, others, printed)
 
 
+def end_kind(status: int | None) -> str:
+    """Which failure :func:`describe_end` says (``"time limit"``, ``"crashed"`` or ``"exited"``), in the grader's
+    words whatever the language of the sentence."""
+    if status is not None and os.WIFSIGNALED(status):
+        return "time limit" if os.WTERMSIG(status) == signal.SIGXCPU else "crashed"
+    return "exited"
+
+
 def describe_end(status: int | None, what: str) -> str:
     """How a child that gave no answer ended, in one line: ``crashed: ... died of SIGSEGV`` or ``exited: ...``."""
     if status is not None and os.WIFSIGNALED(status):
@@ -611,7 +621,8 @@ def describe_end(status: int | None, what: str) -> str:
         except ValueError:
             name = f"signal {number}"
         if number == signal.SIGXCPU:
-            return f"time limit: {what} ran out of CPU time"
-        return f"crashed: the process running {what} died of {name}"
+            return _("time limit: {what} ran out of CPU time").format(what=what)
+        return _("crashed: the process running {what} died of {signal}").format(what=what, signal=name)
     code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
-    return f"exited: the process running {what} ended with exit code {code} (os._exit?) before answering"
+    return _("exited: the process running {what} ended with exit code {code} (os._exit?) before answering").format(
+        what=what, code=code)

@@ -11,6 +11,7 @@ import json
 import math
 
 from ..errors import InvalidValueError
+from ..language import LANGUAGES
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .hints import DEFAULT_HINTS, HINT_LEVELS
 from .report import POLICIES
@@ -42,6 +43,8 @@ class Scoring:
             (the configuration lies in the autograder's own folder).
         hints: the hand-out's level of hints (:data:`~npseq.course.hints.HINT_LEVELS`): a wrong exercise's first
             failing case repeats what the hand-out gave of it, never more.
+        lang: the language the students' results speak (:data:`~npseq.language.LANGUAGES`): ``"en"``
+            (the default, and then left out of ``config.json``) or ``"zh"``.
 
     The fields are checked when the record is made (:class:`~npseq.errors.InvalidValueError`,
     one line naming the field, the expected and the given), and ``points`` and ``hidden``
@@ -56,6 +59,7 @@ class Scoring:
     per_student: bool = False
     secret: str = ""
     hints: str = DEFAULT_HINTS
+    lang: str = "en"
 
     def __post_init__(self):
         only = self.only
@@ -88,6 +92,8 @@ class Scoring:
             raise InvalidValueError(f"per_student: expected true or false, got {self.per_student!r}")
         if self.hints not in HINT_LEVELS:
             raise InvalidValueError(f"hints: expected one of {list(HINT_LEVELS)}, got {self.hints!r}")
+        if self.lang not in LANGUAGES:
+            raise InvalidValueError(f"lang: expected one of {list(LANGUAGES)}, got {self.lang!r}")
         if self.secret and not is_secret(self.secret) or self.per_student and not self.secret:
             raise InvalidValueError("secret: expected the course secret (64 hex digits) with per_student, got "
                                     f"{'another text' if self.secret else 'none'}; make the autograder again with "
@@ -122,6 +128,8 @@ class Scoring:
         data = {"only": None if self.only is None else list(self.only), "points": dict(self.points),
                 "hidden": hidden, "timeout": self.timeout, "memory_mb": self.memory_mb, "policy": self.policy,
                 "per_student": self.per_student, "secret": self.secret, "hints": self.hints}
+        if self.lang != "en":  # an English autograder's config.json stays what it was before the field
+            data["lang"] = self.lang
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod

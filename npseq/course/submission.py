@@ -14,6 +14,7 @@ import traceback
 import types
 from typing import Callable
 
+from ..language import _
 from .notebook import NotebookError, read_notebook_code
 from .sandbox import python_unreadable
 
@@ -44,7 +45,7 @@ class Submission:
         return self.source.decode("utf-8", "replace") if isinstance(self.source, bytes) else self.source
 
     def place(self, line: int) -> str:
-        return self.where(line) if self.where else f"line {line}"
+        return self.where(line) if self.where else _("line {lines}").format(lines=line)
 
     def scratch_files(self) -> dict:
         """What a sandboxed child gets in its scratch folder: the file itself, under its own name."""
@@ -73,7 +74,7 @@ def read_submission(path: str) -> Submission:
     """
     given, path = path, os.path.abspath(path)
     if not os.path.isfile(path):
-        raise SubmissionError(f"no such file: {given}")
+        raise SubmissionError(_("no such file: {path}").format(path=given))
     if path.endswith(".ipynb"):
         try:
             code = read_notebook_code(path)
@@ -84,7 +85,7 @@ def read_submission(path: str) -> Submission:
         with open(path, "rb") as handle:
             source = handle.read()  # bytes: compile() honours an encoding declaration
     except OSError as exc:
-        raise SubmissionError(f"cannot read {given}: {exc.strerror}") from None
+        raise SubmissionError(_("cannot read {path}: {reason}").format(path=given, reason=exc.strerror)) from None
     return Submission(path, source)
 
 
@@ -101,9 +102,9 @@ def exception_text(exc: BaseException) -> str:
     ``__str__`` (or return something that is not text), and describing it must never fail."""
     try:
         text = str(exc)
-        return one_line(text) if isinstance(text, str) else "(its message is not text)"
+        return one_line(text) if isinstance(text, str) else _("(its message is not text)")
     except BaseException:  # whatever its __str__ raises, KeyboardInterrupt included, is the learner's
-        return "(its message cannot be read: its __str__ raised)"
+        return _("(its message cannot be read: its __str__ raised)")
 
 
 def type_name(value) -> str:
@@ -151,10 +152,11 @@ def load_submission(submission: Submission) -> types.ModuleType:
         parsed = isinstance(exc, SyntaxError) and isinstance(exc.filename, (str, type(None))) \
             and isinstance(exc.lineno, int) and isinstance(exc.msg, str)
         if parsed:  # in a module the learner's file imports (its fields checked: a learner may raise one)
-            raise SubmissionError(f"{os.path.basename(exc.filename or '?')}, line {exc.lineno}: "
-                                  f"{type_name(exc)}: {one_line(exc.msg)}") from None
-        raise SubmissionError(f"cannot import {submission.name}: {describe(exc, submission)}"
-                              f"{python_unreadable(exc)}") from None
+            raise SubmissionError(f"{os.path.basename(exc.filename or '?')}, "
+                                  + _("line {lines}").format(lines=exc.lineno)
+                                  + f": {type_name(exc)}: {one_line(exc.msg)}") from None
+        raise SubmissionError(_("cannot import {name}: {reason}").format(
+            name=submission.name, reason=describe(exc, submission) + python_unreadable(exc))) from None
     finally:
         if folder in sys.path:
             sys.path.remove(folder)

@@ -24,6 +24,7 @@ import secrets
 import time
 import traceback
 
+from ..language import _
 from .grader import grade_file
 from .hints import hint_text
 from .report import FunctionGrade, GradeReport, Scored
@@ -32,7 +33,13 @@ from .sheet import EXERCISE_BY_NAME
 from .submission import SubmissionError, one_line
 
 GRADER_FAILED = "the grader failed (not your fault; tell your instructor)"
-"""How a verdict's reason begins when the grader, not the file, is at fault."""
+"""How a verdict's reason begins when the grader, not the file, is at fault (in English: :func:`grader_failed` says it
+in the language spoken)."""
+
+
+def grader_failed() -> str:
+    """:data:`GRADER_FAILED` in the language spoken."""
+    return _("the grader failed (not your fault; tell your instructor)")
 
 
 def capped(text: str, limit: int) -> str:
@@ -44,7 +51,8 @@ def capped(text: str, limit: int) -> str:
     text = str(text).encode("utf-8", "backslashreplace").decode("utf-8")
     if len(text) <= limit:
         return text
-    note = f"\n... (cut here: {len(text)} characters in all, {limit} shown at most)"
+    note = "\n" + _("... (cut here: {count} characters in all, {limit} shown at most)").format(count=len(text),
+                                                                                              limit=limit)
     return text[:max(limit - len(note), 0)] + note
 
 
@@ -134,9 +142,11 @@ def case_scores(function: FunctionGrade, scoring: Scoring) -> list:
         table = view.section()
         if view.status in ("correct", "incorrect", "honesty"):  # the table's first line: the case's score, in points
             zeroed = f" ({function.penalty})" if function.penalty else ""
-            table = "\n".join([f"== {function.signature}, case {index} ({label}): {view.correct}/{len(exercise.grads)} "
-                               f"tensors correct, {number_text(score)} of {number_text(share)} points{zeroed}"]
-                              + table.splitlines()[1:])
+            headline = _("{signature}, case {index} ({label}): {correct}/{total} tensors correct, {score} of {share} "
+                         "points{zeroed}").format(signature=function.signature, index=index, label=label,
+                                                  correct=view.correct, total=len(exercise.grads),
+                                                  score=number_text(score), share=number_text(share), zeroed=zeroed)
+            table = "\n".join(["== " + headline] + table.splitlines()[1:])
         scores.append(CaseScore(number, f"{number} {function.name}: {label}", function.name, score, share, passed,
                                 table, index in hidden))
     failing = sorted((score.hidden, position) for position, score in enumerate(scores) if not score.passed)
@@ -153,7 +163,7 @@ def _hint(function: FunctionGrade, scoring: Scoring) -> str:
     text = hint_text(EXERCISE_BY_NAME[function.name].docstring, scoring.hints)
     if not text or not function.attempted or function.penalty:
         return ""
-    return f"From your hand-out (hints: {scoring.hints}):\n{text}"
+    return _("From your hand-out (hints: {level}):").format(level=scoring.hints) + f"\n{text}"
 
 
 def verdict_of(report: GradeReport, scoring: Scoring) -> Verdict:
@@ -174,8 +184,9 @@ def ungradable(reason: str, scoring: Scoring, seconds: float = 0.0) -> Verdict:
         share = scoring.points_of(name) / len(exercise.cases)
         for index, case in enumerate(exercise.cases, 1):
             number = f"{scoring.number_of(name)}.{index}"
-            output = f"== {exercise.signature}, case {index} ({case.label}): 0 of {number_text(share)} points\n" \
-                     f"   the file cannot be graded: {reason}"
+            output = "== " + _("{signature}, case {index} ({label}): 0 of {share} points").format(
+                signature=exercise.signature, index=index, label=case.label, share=number_text(share)) + "\n   " + \
+                _("the file cannot be graded: {reason}").format(reason=reason)
             cases.append(CaseScore(number, f"{number} {name}: {case.label}", name, 0.0, share, False, output,
                                    index in hidden))
     return Verdict(tuple(cases), scoring.total, seconds, reason=reason)
@@ -205,14 +216,14 @@ def judge(path: str, scoring: Scoring, *, seed: int = 0, private: tuple = ()) ->
         verdict = verdict_of(report, scoring)
         print(report.table(scored=verdict.exercise_scores()))  # the score the platform's file carries
     except SubmissionError as exc:
-        print(f"cannot grade {path}: {exc}")
+        print(_("cannot grade {path}: {reason}").format(path=path, reason=exc))
         return ungradable(str(exc), scoring, time.monotonic() - started)
     except Exception as exc:  # a bug of the grader's: the student still gets a verdict, the instructor the traceback
         traceback.print_exc()
-        return ungradable(f"{GRADER_FAILED}: {type(exc).__name__}: {one_line(exc)}", scoring,
+        return ungradable(f"{grader_failed()}: {type(exc).__name__}: {one_line(exc)}", scoring,
                           time.monotonic() - started)
     return verdict
 
 
-__all__ = ["GRADER_FAILED", "CaseScore", "Verdict", "capped", "case_scores", "hidden_case_seeds", "judge",
-           "number_text", "ungradable", "verdict_of"]
+__all__ = ["GRADER_FAILED", "CaseScore", "Verdict", "capped", "case_scores", "grader_failed", "hidden_case_seeds",
+           "judge", "number_text", "ungradable", "verdict_of"]
