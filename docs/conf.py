@@ -11,9 +11,16 @@ site reads offline.
 Build (warnings are errors)::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+The Chinese edition is the same sources read through the gettext catalogs under
+``docs/locale/zh_CN/LC_MESSAGES`` (one ``.po`` per page, written by sphinx-intl), built into a folder of its own
+inside the English one, so that every page can link to its twin::
+
+    python -m sphinx -W --keep-going -b html -D language=zh_CN docs docs/_build/html/zh_CN
 """
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import re
@@ -57,6 +64,10 @@ nb_execution_raise_on_error = True  # a failing tutorial fails the build
 nb_execution_show_tb = True
 nb_render_markdown_format = "myst"  # text/markdown outputs (the equations of a docstring) get their maths rendered
 nb_merge_streams = True
+# The outputs a translator sees (tools/catalogs.py runs the gettext builder): MyST-NB knows no output for that builder
+# unless told, and the figures' alt texts and the rendered docstrings are outputs.
+nb_mime_priority_overrides = [("gettext", "text/markdown", 10), ("gettext", "image/png", 20),
+                              ("gettext", "text/plain", 30)]
 
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
@@ -80,7 +91,18 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
 
+# Translation: one catalog per page (gettext_compact off), keyed by the English text alone (no source locations,
+# which would change the catalogs at every edit above a paragraph). Sphinx compiles the .po files when it builds.
+locale_dirs = ["locale/"]
+gettext_compact = False
+gettext_location = False
+gettext_uuid = False
+LANGUAGES = {"en": ("English", ""), "zh_CN": ("中文", "zh_CN/")}
+"""Each edition's name in its own language and the folder it is built into, under the English site's root."""
+
 html_theme = "furo"
+html_sidebars = {"**": ["sidebar/brand.html", "languages.html", "sidebar/search.html", "sidebar/scroll-start.html",
+                        "sidebar/navigation.html", "sidebar/scroll-end.html"]}
 html_title = f"npseq {release}"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
@@ -127,22 +149,39 @@ def _kernel_settings(app):
 
 def _alt_texts_from_the_figures(app, doctree, docname):
     """Give each figure of a tutorial the alt text its PNG carries (``Description``, written by the tutorials'
-    ``save_figure``), in place of the hashed file name; warn about a figure that has none (``-W`` fails on it)."""
+    ``save_figure``), in place of the hashed file name, translated in an edition in another language; warn about a
+    figure that has none, or no translation (``-W`` fails on it)."""
     from docutils import nodes
     from PIL import Image
+    from sphinx.locale import init
 
+    # The figures are drawn while the book builds, after Sphinx translated the page: their alt texts are looked up
+    # in the page's catalog here (tools/catalogs.py extracts them with the tutorials executed).
+    page = None
+    if (app.config.language or "en") != "en":
+        page, _ = init([str(DOCS / directory) for directory in app.config.locale_dirs], app.config.language,
+                       docname)
     for image in doctree.findall(nodes.image):
         path = pathlib.Path(app.srcdir) / image["uri"]
         if image.get("alt") or path.suffix != ".png" or not path.is_file():
             continue
         with Image.open(path) as png:
             description = png.text.get("Description", "").strip()
-        if description:
-            image["alt"] = description
-        else:
-            from sphinx.util import logging
-            logging.getLogger(__name__).warning(f"a figure without alt text: save it with save_figure(...) "
-                                                f"({image['uri']})", location=image)
+        if not description:
+            _warn(f"a figure without alt text: save it with save_figure(...) ({image['uri']})", image)
+            continue
+        image["alt"] = page.gettext(description) if page else description
+        if app.builder.name == "gettext":
+            image.uid = ""  # Sphinx's catalog takes only nodes that its read phase marked, as it does for toctrees
+        if page and image["alt"] == description:
+            _warn(f"a figure without a {app.config.language} alt text: translate it in locale/{app.config.language}"
+                  f"/LC_MESSAGES/{docname}.po (python tools/catalogs.py book adds it):\n"
+                  f"msgid {json.dumps(description, ensure_ascii=False)}", image)
+
+
+def _warn(message, node):
+    from sphinx.util import logging
+    logging.getLogger(__name__).warning(message, location=node)
 
 
 _DOTTED_NAME = re.compile(r">(npseq(?:\.\w+)+)<")
@@ -186,6 +225,16 @@ def _wrap_code_with_hanging_indents(app, pagename, templatename, context, doctre
         context["body"] = _PRE.sub(_hanging_lines, context["body"])
 
 
+def _links_to_the_other_editions(app, pagename, templatename, context, doctree):
+    """``languages``: for the sidebar (``_templates/languages.html``), each edition's language tag, its name and the
+    address of this page in it, relative to this page; the current edition's address is empty."""
+    language = app.config.language or "en"
+    to_root = "../" * pagename.count("/") + ("../" if LANGUAGES.get(language, ("", ""))[1] else "")
+    context["languages"] = [(code.replace("_", "-"), name,
+                             "" if code == language else f"{to_root}{folder}{pagename}.html")
+                            for code, (name, folder) in LANGUAGES.items()]
+
+
 def _skip_tuple_fields(app, what, name, obj, skip, options):
     """Leave out the fields of the named-tuple caches: their docstrings only say "Alias for field number k"."""
     if (getattr(obj, "__doc__", None) or "").startswith("Alias for field number"):
@@ -199,4 +248,5 @@ def setup(app):
     app.connect("doctree-resolved", _alt_texts_from_the_figures)
     app.connect("html-page-context", _break_names_at_dots, priority=900)  # after the theme built its tree
     app.connect("html-page-context", _wrap_code_with_hanging_indents)
+    app.connect("html-page-context", _links_to_the_other_editions)
     app.connect("autodoc-skip-member", _skip_tuple_fields)

@@ -46,6 +46,8 @@ TOOLS = {
                  'pip install -e ".[docs]"'),
     "chromium": Tool("Chromium and its driver (chromium, chromedriver)",
                      "install them with the system's packages (apt-get install chromium chromium-driver)"),
+    "cjk-font": Tool("a font with Chinese characters (the Chinese book's pages need one)",
+                     "install one with the system's packages (apt-get install fonts-noto-cjk)"),
     "setpriv": Tool("util-linux's setpriv (root ignores file permissions without it)",
                     "install it with the system's packages (apt-get install util-linux)"),
 }

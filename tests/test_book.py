@@ -42,6 +42,7 @@ PAGES = {
 }
 TEX_LEFT = ("$$", "\\frac", "\\begin")
 BUILD_LOG = "build-output.txt"  # what the build printed, kept beside the site it built
+CHINESE = "zh_CN"  # the Chinese edition's language, and its folder inside the English site
 DETAIL = {  # what the second screenshot of each page centres on
     "landing": "mjx-container[display='true']",
     "tutorial-02": ".cell_output img",
@@ -51,19 +52,24 @@ DETAIL = {  # what the second screenshot of each page centres on
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The built site's folder (``index.html`` at its top); the build's time is printed.
-    ``NPSEQ_BOOK_SITE=DIR`` checks a site built already instead (while editing the test)."""
+    """The built site's folder (``index.html`` at its top), the Chinese edition in its ``zh_CN`` folder, each built
+    with the README's command; the builds' times are printed. ``NPSEQ_BOOK_SITE=DIR`` checks a site built already
+    instead (while editing the test)."""
     if os.environ.get("NPSEQ_BOOK_SITE"):
         return pathlib.Path(os.environ["NPSEQ_BOOK_SITE"]).resolve()
     out = tmp_path_factory.mktemp("book")
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-               "-d", str(out / "doctrees"), str(ROOT / "docs"), str(out / "html")]
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
-    seconds = time.perf_counter() - start
-    assert done.returncode == 0, f"the book's build failed:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
-    print(f"\nbook built in {seconds:.0f} s into {out / 'html'}")
-    (out / "html" / BUILD_LOG).write_text(done.stdout + done.stderr, encoding="utf-8")
+    for language, html in (("en", out / "html"), (CHINESE, out / "html" / CHINESE)):
+        command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                   "-d", str(out / f"doctrees-{language}"), str(ROOT / "docs"), str(html)]
+        if language != "en":
+            command[3:3] = ["-D", f"language={language}"]
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        seconds = time.perf_counter() - start
+        assert done.returncode == 0, f"the {language} book's build failed:\n{done.stdout[-4000:]}\n" \
+                                     f"{done.stderr[-8000:]}"
+        print(f"\nbook ({language}) built in {seconds:.0f} s into {html}")
+        (html / BUILD_LOG).write_text(done.stdout + done.stderr, encoding="utf-8")
     return out / "html"
 
 
@@ -122,9 +128,11 @@ def test_no_page_shows_a_path_of_the_machine_that_built_it(site):
     assert not found, "\n".join(found[:20])
 
 
-def test_the_build_prints_no_warning(site):
-    """``-W`` fails on Sphinx's warnings; a kernel's own log lines reach the output too, and none may warn."""
-    log = site / BUILD_LOG
+@pytest.mark.parametrize("edition", [".", CHINESE])
+def test_the_build_prints_no_warning(site, edition):
+    """``-W`` fails on Sphinx's warnings; a kernel's own log lines reach the output too, and none may warn (the
+    Chinese build warns about a figure whose alt text has no translation)."""
+    log = site / edition / BUILD_LOG
     if not log.is_file():
         pytest.skip(f"NPSEQ_BOOK_SITE names a site built elsewhere: no {BUILD_LOG} beside it")
     warnings = [line for line in log.read_text("utf-8").splitlines() if "WARNING" in line]
@@ -321,3 +329,126 @@ def _save(pixels, paths, what):
     assert float(pixels[..., :3].std()) > 0.02, f"{what}: the screenshot is blank (one flat colour)"
     for path in paths:
         matplotlib.image.imsave(path, pixels)
+
+
+# ------------------------------------------------------------------------------------------- the Chinese edition
+
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+CHINESE_PAGES = {"zh-tutorial-03": "tutorials/03_gates.html", "zh-tutorial-06": "tutorials/06_attention.html",
+                 "zh-glossary": "glossary.html"}
+CHINESE_DETAIL = {"zh-tutorial-03": ".cell_output img", "zh-tutorial-06": ".cell_output img", "zh-glossary": "table"}
+TRANSLATED_SHARE = 0.9  # of a tutorial's paragraphs of prose: the rest are names, numbers and maths alone
+
+PROSE_OF_THE_PAGE = """
+const prose = Array.from(document.querySelectorAll('article p, article h1, article h2, article h3, article li'))
+  .filter(e => !e.closest('.cell_output, pre, table, nav'))
+  .map(e => { const c = e.cloneNode(true);
+              c.querySelectorAll('mjx-container, code, .math, .headerlink').forEach(x => x.remove());
+              return c.textContent.trim(); })
+  .filter(text => /[A-Za-z]{4,}/.test(text) || /[\\u3400-\\u9fff]/.test(text));
+return {lang: document.documentElement.lang, title: document.querySelector('h1').textContent, prose: prose,
+        alts: Array.from(document.querySelectorAll('article img')).map(i => i.alt),
+        other: Array.from(document.querySelectorAll('.book-languages a')).map(a => [a.textContent, a.href])};
+"""
+
+
+@pytest.mark.parametrize("page", TUTORIAL_PAGES, ids=lambda page: page.split("/")[-1][:2])
+def test_chinese_tutorial_page_is_in_chinese(site, browser, page):
+    """The Chinese page says its language, and its title, prose and figures' alt texts are in Chinese (code,
+    outputs and maths stay as they are); it links to the English page, which links back."""
+    browser.get((site / CHINESE / page).as_uri())
+    found = browser.execute_script(PROSE_OF_THE_PAGE)
+    assert found["lang"] == "zh-CN", f"{page}: <html lang={found['lang']!r}>"
+    assert CJK.search(found["title"]), f"{page}: an English title: {found['title']!r}"
+    english = [text for text in found["prose"] if not CJK.search(text)]
+    assert len(english) <= (1 - TRANSLATED_SHARE) * len(found["prose"]), \
+        f"{page}: {len(english)} of {len(found['prose'])} paragraphs in English: {english[:5]}"
+    assert all(CJK.search(alt) for alt in found["alts"]), f"{page}: English alt texts: {found['alts']}"
+    assert [name for name, _ in found["other"]] == ["English"], found["other"]
+    assert _local_file(site, found["other"][0][1]) == (site / page).resolve()
+    browser.get((site / page).as_uri())
+    back = browser.execute_script(PROSE_OF_THE_PAGE)["other"]
+    assert [name for name, _ in back] == ["中文"] and _local_file(site, back[0][1]) == (site / CHINESE / page).resolve()
+
+
+MARK_CHINESE_TEXT = """
+// Each visible element whose own text (its child text nodes) holds Chinese characters gets their number.
+let marked = 0;
+for (const element of document.querySelectorAll('body *')) {
+  const own = Array.from(element.childNodes).filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.data).join('');
+  const count = (own.match(/[\\u3400-\\u9fff\\uf900-\\ufaff]/g) || []).length;
+  if (count && element.getClientRects().length && getComputedStyle(element).visibility === 'visible') {
+    element.setAttribute('data-chinese', String(count));
+    marked += 1;
+  }
+}
+return marked;
+"""
+
+
+def _chinese_font_families():
+    """The families that fontconfig says cover Chinese (``fc-list :lang=zh``): the fonts that can draw it."""
+    listed = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    return {name.strip() for line in listed.splitlines() for name in line.split(",") if name.strip()}
+
+
+def _glyphs_missing(browser):
+    """Elements whose Chinese characters the browser drew with a font that has no Chinese (as empty boxes): for
+    each element marked by MARK_CHINESE_TEXT, Chromium's own account (CSS.getPlatformFontsForNode) of the glyphs
+    each font drew must give fonts that cover Chinese at least as many glyphs as it has Chinese characters."""
+    families = _chinese_font_families()
+    if not families:  # fc-list :lang=zh lists none
+        pytest.skip(skip_reason("cjk-font"))
+    assert browser.execute_script(MARK_CHINESE_TEXT) > 0, "no Chinese text on the page"
+    browser.execute_cdp_cmd("DOM.enable", {})
+    browser.execute_cdp_cmd("CSS.enable", {})
+    root = browser.execute_cdp_cmd("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    missing = []
+    for node in browser.execute_cdp_cmd("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-chinese]"})[
+            "nodeIds"]:
+        attributes = browser.execute_cdp_cmd("DOM.getAttributes", {"nodeId": node})["attributes"]
+        count = int(attributes[attributes.index("data-chinese") + 1])
+        fonts = browser.execute_cdp_cmd("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+        drawn = sum(font["glyphCount"] for font in fonts if font["familyName"] in families)
+        if drawn < count:
+            missing.append(f"{count} Chinese characters, {drawn} drawn by a Chinese font: "
+                           f"{[(font['familyName'], font['glyphCount']) for font in fonts]}")
+    return missing
+
+
+@pytest.mark.parametrize("name", list(CHINESE_PAGES))
+def test_chinese_page_reads_in_chromium(site, browser, screenshots, name):
+    """A Chinese tutorial page with maths and figures, and the glossary: lang zh-CN, the maths typeset, every image
+    loaded, every Chinese character drawn by a font that has it; screenshots of the top and of a figure (or the
+    glossary's table)."""
+    page = site / CHINESE / CHINESE_PAGES[name]
+    assert page.is_file(), page
+    browser.get(page.as_uri())
+    assert browser.execute_script("return document.documentElement.lang;") == "zh-CN"
+    if name != "zh-glossary":  # a page without maths loads no MathJax
+        assert _wait_for_mathjax(browser), f"{name}: MathJax did not load or typeset"
+        assert browser.execute_script("return document.querySelectorAll('mjx-container').length;") > 0
+        assert browser.execute_script("return document.querySelectorAll('mjx-merror, [data-mjx-error]').length;") == 0
+        text = browser.execute_script("return document.body.innerText;")
+        assert not [tex for tex in TEX_LEFT if tex in text], f"{name}: TeX left in the text"
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1]; Array.from(document.images).forEach(i => i.scrollIntoView());"
+        "Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null))).then(() => done(true));")
+    broken = browser.execute_script(
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);")
+    assert not broken, f"{name}: images that did not load: {broken}"
+    missing = _glyphs_missing(browser)
+    assert not missing, f"{name}: Chinese text drawn without a Chinese font: {missing[:5]}"
+    browser.execute_script("window.scrollTo({top: 0, left: 0, behavior: 'instant'});")
+    _save(_viewport(browser), [folder / f"{name}.png" for folder in screenshots], name)
+    element = browser.execute_script("return document.querySelector(arguments[0]);", CHINESE_DETAIL[name])
+    assert element is not None, f"{name}: nothing matches {CHINESE_DETAIL[name]!r} to show in detail"
+    _save(_crop(browser, element), [folder / f"{name}-detail.png" for folder in screenshots], f"{name} (detail)")
+
+
+def test_the_glyph_check_sees_a_missing_chinese_font(site, browser, monkeypatch):
+    """The glyph check is not blind: told that no installed font covers Chinese but a Latin one, it finds every
+    Chinese character of the glossary drawn by a font without Chinese."""
+    browser.get((site / CHINESE / "glossary.html").as_uri())
+    monkeypatch.setattr(sys.modules[__name__], "_chinese_font_families", lambda: {"DejaVu Sans"})
+    assert len(_glyphs_missing(browser)) > 20
