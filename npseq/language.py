@@ -85,6 +85,12 @@ def _translations(language: str) -> gettext.NullTranslations:
     return chain
 
 
+def N_(text: str) -> str:
+    """``text`` itself: marks a text kept as data (a name of a path, say) for the catalogs; where it is shown,
+    :func:`_` translates it."""
+    return text
+
+
 def _(text: str) -> str:
     """``text`` in the current language (:func:`speaking`): itself in English, its catalog entry otherwise (the
     English itself where a catalog has no entry, which ``tests/test_catalogs.py`` does not let ship)."""

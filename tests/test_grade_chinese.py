@@ -156,3 +156,27 @@ def test_a_failure_keeps_its_kind_whatever_the_language_of_its_words():
     english = FunctionGrade(grade.name, grade.signature, attempted=True, total=12,
                             failure="exited: the process running x ended with exit code 3 (os._exit?) before answering")
     assert english.status == "exited"  # the kind read from the English words, as before
+
+
+PATH_LEFT_OUT = '''
+
+_right = lstm_step_backward
+
+
+def lstm_step_backward(dnext_h, dnext_c, cache):
+    dx, dprev_h, dprev_c, dWx, dWh, db = _right(dnext_h, dnext_c, cache)
+    through_h = dnext_h * cache.o * (1 - cache.tanh_c ** 2)
+    return dx, dprev_h, dprev_c - through_h * cache.f, dWx, dWh, db  # the path through next_h left out of dprev_c
+'''
+
+
+def test_the_path_left_out_of_a_sum_is_named_in_chinese(tmp_path):
+    """The grader names a path the learner left out of a sum (npseq/course/terms.py): in Chinese, the path too."""
+    path = tmp_path / "hw.py"
+    path.write_text(honest_work(["lstm_step_backward"]) + PATH_LEFT_OUT)
+    said = grade(path, "--lang", "zh").stdout
+    assert "dprev_c 恰好等于 npseq 的结果减去求和中的一项 经过 next_h = o * tanh(next_c) 的路径：漏掉了这条路径" in said
+    assert "the path through next_h" not in said
+    english = grade(path, "--lang", "en").stdout
+    assert "dprev_c is npseq's minus exactly one term of its sum, the path through next_h = o * tanh(next_c): that " \
+           "path is left out" in english

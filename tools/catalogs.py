@@ -41,9 +41,9 @@ def catalog_of(path: pathlib.Path) -> str:
 
 
 def calls_in(source: str):
-    """The literal texts of the ``_("...")`` calls in ``source``, with their line numbers."""
+    """The literal texts of the ``_("...")`` and ``N_("...")`` calls in ``source``, with their line numbers."""
     for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_" and node.args
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_") and node.args
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             yield node.args[0].value, node.lineno
 

@@ -166,7 +166,7 @@ def missing_term(name: str, given, expected, terms: tuple) -> Pattern | None:
                 _equal(given, expected - term):
             return Pattern(f"{name}: lacks {path}",
                            _("{name} is npseq's minus exactly one term of its sum, {path}: that path is left out")
-                           .format(name=name, path=path))
+                           .format(name=name, path=_(path)))
     return None
 
 
