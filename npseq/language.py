@@ -29,6 +29,7 @@ import functools
 import gettext
 import os
 import pathlib
+import unicodedata
 
 LANGUAGES = ("en", "zh")
 """The languages of the course: English (the code's own) and Chinese (Simplified)."""
@@ -95,3 +96,9 @@ def _(text: str) -> str:
     """``text`` in the current language (:func:`speaking`): itself in English, its catalog entry otherwise (the
     English itself where a catalog has no entry, which ``tests/test_catalogs.py`` does not let ship)."""
     return _translations(_current.get()).gettext(text)
+
+
+def columns(text: str) -> int:
+    """The columns ``text`` takes in a terminal: two for a wide character (Chinese), one for any other; what lines up
+    a table or a rule whose text may be translated."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)

@@ -19,10 +19,9 @@ import dataclasses
 import inspect
 import os
 import textwrap
-import unicodedata
 
 from .._files import holds_text
-from ..language import _, current, speaking
+from ..language import _, columns, current, speaking
 from .exercise import Exercise, solution_source
 from .files import write_atomically
 from .grader import DEFAULT_TIMEOUT
@@ -139,11 +138,6 @@ def _translated_source(source: str, indent: str = "    ") -> str:
     body = [lines[first][:opening] + translated[0] + "\n"] + [f"{indent}{line}\n" if line else "\n"
                                                              for line in translated[1:]]
     return "".join(lines[:first] + body + lines[last:])
-
-
-def _width(text: str) -> int:
-    """The columns ``text`` takes in a terminal: a CJK character two."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def texts_to_translate() -> list:
@@ -287,7 +281,7 @@ def forwards_import(exercises: list) -> str:
 
 def _section_comment(exercise: Exercise) -> str:
     title = f" {number_of(exercise)}. {_(exercise.title)}"
-    return "# " + "-" * (90 - _width(title)) + title + "\n"
+    return "# " + "-" * (90 - columns(title)) + title + "\n"
 
 
 def _main_block(file_name: str, exercises: list, seed: int = 0) -> str:

@@ -8,10 +8,9 @@ grader (:mod:`npseq.course.grader`) fills them, and nothing here runs a learner'
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 from typing import NamedTuple
 
-from ..language import _
+from ..language import _, columns
 from .copies import CopyCheck
 
 
@@ -178,7 +177,7 @@ class FunctionGrade:
                 cells.append((case_label(case), row.tensor, "x".join(map(str, row.shape)) or _("scalar"),
                               _number(row.fd_error), _number(row.engine_diff),
                               _("ok") if row.ok else _("FAIL ({problem})").format(problem=row.problem)))
-        widths = [max(width(str(cell)) for cell in column) for column in zip(header, *cells)]
+        widths = [max(columns(str(cell)) for cell in column) for column in zip(header, *cells)]
         lines += ["   " + _aligned(header, widths), "   " + "  ".join("-" * w for w in widths)]
         lines += ["   " + _aligned(cell, widths) for cell in cells]
         return "\n".join(lines)
@@ -222,14 +221,9 @@ def kind_label(kind: str) -> str:
     return {"not implemented": _("NOT IMPLEMENTED"), "error": _("ERROR"), "grader": _("GRADER")}.get(kind, kind.upper())
 
 
-def width(text: str) -> int:
-    """Columns ``text`` takes in a terminal: two for a wide character (Chinese), one for any other."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
-
-
 def _aligned(cells, widths) -> str:
     """A table's row: each cell padded to its column's width (in terminal columns), two spaces between."""
-    return "  ".join(cell + " " * (w - width(cell)) for cell, w in zip(map(str, cells), widths)).rstrip()
+    return "  ".join(cell + " " * (w - columns(cell)) for cell, w in zip(map(str, cells), widths)).rstrip()
 
 
 def _number(value: float) -> str:
