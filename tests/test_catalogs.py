@@ -8,7 +8,6 @@ translation must keep its paragraph's maths, code and numbers, and say each glos
 from __future__ import annotations
 
 import importlib.util
-import io
 import pathlib
 import re
 from typing import NamedTuple
@@ -203,7 +202,7 @@ def test_the_glossary_check_catches_a_second_translation():
     assert glossary_breaks("the key of the exercises", "练习的参考答案", terms) == []  # not attention's key
 
 
-def test_the_shipped_course_catalogs_are_what_gettext_reads(tmp_path):
+def test_the_shipped_course_catalogs_are_what_gettext_reads():
     """The package's .mo files are where :mod:`npseq.language` looks, and answer in Chinese."""
     from npseq.language import _, speaking
 
@@ -211,5 +210,3 @@ def test_the_shipped_course_catalogs_are_what_gettext_reads(tmp_path):
     with speaking("zh"):
         assert _(first.id) == first.string
     assert _(first.id) == first.id
-    assert io.BytesIO(catalogs.po_path("report").with_suffix(".mo").read_bytes()).read(4) in (b"\xde\x12\x04\x95",
-                                                                                             b"\x95\x04\x12\xde")

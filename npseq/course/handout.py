@@ -77,8 +77,6 @@ Gradient names mirror the forward's arguments: ``dWx`` is dLoss/dWx, and so on.
 The gradient of an array always has that array's shape.
 """
 
-NUMPY_IMPORT = "import numpy as np  # noqa: F401 (you will need it)\n"
-
 _DOCSTRING_HEADERS = ("Args:", "Returns:", *SECTION_OF_LEVEL.values())
 """The header lines of an exercise's docstring: they stay as they are (the hint levels are found by them), and each
 starts a new unit of translation."""
